@@ -1,0 +1,29 @@
+# Each target sets itself up: a fresh clone needs nothing but Python 3.11.
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: run test lint bench clean
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(VENV)/bin/backroom demo
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check src tests bench
+	$(VENV)/bin/ruff format --check src tests bench
+	$(VENV)/bin/mypy --strict src
+
+bench: $(STAMP)
+	$(PY) -m bench.sqlite_throughput
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

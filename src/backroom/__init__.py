@@ -1,0 +1,81 @@
+"""backroom: a durable background-job service for slow LLM work.
+
+Submit a job with an idempotency key and get its id at once; a worker runs it under a
+lease with retries, backoff and a dead-letter list; poll it, or be called back.
+"""
+
+from backroom.app import App, load_app
+from backroom.clock import Clock, SimClock, SystemClock
+from backroom.context import JobContext
+from backroom.core.errors import (
+    BackroomError,
+    ConfigError,
+    IdempotencyConflict,
+    IllegalTransition,
+    JobError,
+    JobNotFound,
+    LeaseLost,
+    OnceUncertain,
+    Permanent,
+    Retryable,
+    StoreError,
+    StoreUnavailable,
+)
+from backroom.core.job import (
+    Attempt,
+    ErrorInfo,
+    Job,
+    JobEvent,
+    JobState,
+    Lease,
+    NewJob,
+    SubmitResult,
+)
+from backroom.core.retry import ErrorClassifier, Jitter, RetryPolicy, Schedule, backoff_ms
+from backroom.store import JobFilter, RedriveFilter, Store, open_store
+from backroom.tasks import Task, TaskRegistry
+from backroom.testing import run_until_idle
+from backroom.worker import Worker, WorkerConfig
+
+__all__ = [
+    "App",
+    "Attempt",
+    "BackroomError",
+    "Clock",
+    "ConfigError",
+    "ErrorClassifier",
+    "ErrorInfo",
+    "IdempotencyConflict",
+    "IllegalTransition",
+    "Jitter",
+    "Job",
+    "JobContext",
+    "JobError",
+    "JobEvent",
+    "JobFilter",
+    "JobNotFound",
+    "JobState",
+    "Lease",
+    "LeaseLost",
+    "NewJob",
+    "OnceUncertain",
+    "Permanent",
+    "RedriveFilter",
+    "RetryPolicy",
+    "Retryable",
+    "Schedule",
+    "SimClock",
+    "Store",
+    "StoreError",
+    "StoreUnavailable",
+    "SubmitResult",
+    "SystemClock",
+    "Task",
+    "TaskRegistry",
+    "Worker",
+    "WorkerConfig",
+    "backoff_ms",
+    "load_app",
+    "open_store",
+    "run_until_idle",
+]

@@ -1,0 +1,5 @@
+"""`python -m backroom` runs the CLI."""
+
+from backroom.cli import main
+
+main()

@@ -1,0 +1,248 @@
+"""`App`: the library's front door. Register tasks, submit jobs, look them up, run workers.
+
+app = App("sqlite:///backroom.db")
+
+@app.task("summarize", timeout_s=60)
+async def summarize(ctx, doc):
+    return {"summary": doc["text"][:100]}
+
+async with app:
+    submitted = await app.submit("summarize", {"text": "..."}, key="report-42")
+    await app.worker(WorkerConfig(burst=True)).run()
+    job = await app.get(submitted.job.id)
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+from collections.abc import Callable, Sequence
+from types import TracebackType
+from typing import Any, TypeVar
+
+from backroom.clock import Clock, SystemClock
+from backroom.core.errors import ConfigError, JobNotFound
+from backroom.core.idempotency import fingerprint
+from backroom.core.job import (
+    DEFAULT_QUEUE,
+    DEFAULT_TENANT,
+    JSON,
+    Attempt,
+    Job,
+    JobEvent,
+    JobState,
+    NewJob,
+    SubmitResult,
+)
+from backroom.core.retry import ErrorClassifier, RetryPolicy
+from backroom.store import JobFilter, RedriveFilter, Store, open_store
+from backroom.tasks import Handler, Task, TaskRegistry
+from backroom.worker import Worker, WorkerConfig
+
+H = TypeVar("H", bound=Handler)
+
+DEFAULT_DATABASE_URL = "sqlite:///backroom.db"
+
+
+class App:
+    """Tasks, a store, a clock and a retry policy: everything a job needs.
+
+    Give a database URL or an opened `Store`; `async with app` (or `await app.open()`)
+    creates the schema and `close()` releases the store.
+    """
+
+    def __init__(
+        self,
+        database_url: str | None = None,
+        *,
+        store: Store | None = None,
+        clock: Clock | None = None,
+        retry: RetryPolicy | None = None,
+        classifier: ErrorClassifier | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.database_url = database_url or DEFAULT_DATABASE_URL
+        self._store = store
+        self.clock: Clock = clock or SystemClock()
+        self.retry = retry or RetryPolicy()
+        self.classifier = classifier or ErrorClassifier()
+        self.rng = rng or random.Random()
+        self.tasks = TaskRegistry()
+
+    # -- set-up -----------------------------------------------------------------------
+
+    def task(
+        self,
+        name: str | None = None,
+        *,
+        timeout_s: float | None = None,
+        retry: RetryPolicy | None = None,
+        queue: str | None = None,
+    ) -> Callable[[H], H]:
+        """Decorator: register a handler as a task (named after the function by default)."""
+
+        def register(handler: H) -> H:
+            task_name = name or f"{handler.__module__}.{handler.__qualname__}"
+            self.tasks.add(Task(task_name, handler, timeout_s, retry, queue))
+            return handler
+
+        return register
+
+    @property
+    def store(self) -> Store:
+        """The store, opened from `database_url` on first use."""
+        if self._store is None:
+            self._store = open_store(self.database_url)
+        return self._store
+
+    def use_database(self, url: str) -> None:
+        """Point the app at another database before it is opened (the CLI's `--db`)."""
+        if self._store is not None:
+            raise ConfigError("the app's store is already open")
+        self.database_url = url
+
+    async def open(self) -> App:
+        """Create or upgrade the schema."""
+        await self.store.migrate()
+        return self
+
+    async def close(self) -> None:
+        """Release the store."""
+        if self._store is not None:
+            await self._store.close()
+            self._store = None
+
+    async def __aenter__(self) -> App:
+        return await self.open()
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.close()
+
+    # -- jobs -------------------------------------------------------------------------
+
+    def new_job(
+        self,
+        task: str,
+        input: JSON,
+        *,
+        key: str | None = None,
+        tenant: str = DEFAULT_TENANT,
+        queue: str | None = None,
+        priority: int = 0,
+        max_attempts: int | None = None,
+        timeout_s: float | None = None,
+        delay_s: float = 0,
+        metadata: dict[str, JSON] | None = None,
+    ) -> NewJob:
+        """Validate a submission and build the `NewJob` the store takes."""
+        known = self.tasks.get(task)
+        if known is None and len(self.tasks.names()) > 0:
+            raise ConfigError(f"unknown task {task!r}; known: {', '.join(self.tasks.names())}")
+        chosen_queue = queue or (known.queue if known and known.queue else DEFAULT_QUEUE)
+        attempts = max_attempts or self._policy_for(known).max_attempts
+        if attempts < 1 or delay_s < 0 or (timeout_s is not None and timeout_s <= 0):
+            raise ValueError("max_attempts must be >= 1, delay_s >= 0 and timeout_s > 0")
+        options: dict[str, Any] = {
+            "queue": chosen_queue,
+            "priority": priority,
+            "max_attempts": attempts,
+            "timeout_s": timeout_s,
+            "delay_s": delay_s,
+            "metadata": metadata or {},
+        }
+        return NewJob(
+            task=task,
+            input=input,
+            run_at=self.clock.now() + round(delay_s * 1000),
+            tenant=tenant,
+            queue=chosen_queue,
+            priority=priority,
+            max_attempts=attempts,
+            timeout_ms=None if timeout_s is None else round(timeout_s * 1000),
+            idempotency_key=key,
+            fingerprint=fingerprint(task, input, options) if key is not None else None,
+            metadata=dict(metadata or {}),
+        )
+
+    async def submit(self, task: str, input: JSON, **options: Any) -> SubmitResult:
+        """Submit a job; with a `key`, a repeat returns the first job (`created=False`).
+
+        Options: key, tenant, queue, priority, max_attempts, timeout_s, delay_s, metadata.
+        Raises `IdempotencyConflict` when the key was used with a different payload.
+        """
+        return await self.store.submit(self.new_job(task, input, **options), self.clock.now())
+
+    async def submit_many(self, jobs: Sequence[NewJob]) -> list[SubmitResult]:
+        """Submit prepared jobs (see `new_job`) in one transaction."""
+        return await self.store.submit_many(jobs, self.clock.now())
+
+    async def get(self, job_id: int, tenant: str | None = None) -> Job:
+        """The job, or `JobNotFound` (also for another tenant's job)."""
+        job = await self.store.get(job_id, tenant)
+        if job is None:
+            raise JobNotFound(job_id)
+        return job
+
+    async def list_jobs(self, where: JobFilter | None = None) -> list[Job]:
+        """Jobs newest first (see `JobFilter`)."""
+        return await self.store.list_jobs(where or JobFilter())
+
+    async def attempts(self, job_id: int) -> list[Attempt]:
+        """The job's attempts, oldest first."""
+        return await self.store.attempts(job_id)
+
+    async def events(self, job_id: int) -> list[JobEvent]:
+        """The job's stored transitions, oldest first."""
+        return await self.store.events(job_id)
+
+    async def cancel(self, job_id: int, tenant: str | None = None) -> Job:
+        """Cancel a queued job at once, or ask the worker running it to stop."""
+        job = await self.store.cancel(job_id, self.clock.now(), tenant)
+        if job is None:
+            raise JobNotFound(job_id)
+        return job
+
+    async def dead_letters(self, tenant: str | None = None, limit: int = 50) -> list[Job]:
+        """Jobs that failed for good, newest first."""
+        return await self.list_jobs(JobFilter(tenant, states=(JobState.FAILED,), limit=limit))
+
+    async def redrive(self, where: RedriveFilter | None = None) -> list[Job]:
+        """Send failed jobs back to the queue with a fresh attempt budget."""
+        return await self.store.redrive(where or RedriveFilter(), self.clock.now())
+
+    # -- workers ----------------------------------------------------------------------
+
+    def worker(self, config: WorkerConfig | None = None) -> Worker:
+        """A worker that runs this app's tasks from its store with its clock and policy."""
+        return Worker(
+            self.store,
+            self.tasks,
+            clock=self.clock,
+            config=config,
+            retry=self.retry,
+            classifier=self.classifier,
+            rng=self.rng,
+        )
+
+    def _policy_for(self, task: Task | None) -> RetryPolicy:
+        return task.retry if task is not None and task.retry is not None else self.retry
+
+
+def load_app(reference: str) -> App:
+    """The `App` named by `module:attribute` (the CLI's `--app`)."""
+    module_name, _, attribute = reference.partition(":")
+    if not module_name or not attribute:
+        raise ConfigError(f"--app takes module:attribute, not {reference!r}")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise ConfigError(f"cannot import {module_name!r}: {error}") from error
+    found = getattr(module, attribute, None)
+    if not isinstance(found, App):
+        raise ConfigError(f"{reference!r} is not a backroom App")
+    return found

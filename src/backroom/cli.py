@@ -1,0 +1,95 @@
+"""The `backroom` command: argument parsing only; the work is done by the library.
+
+The commands live by topic: jobs in `cli_jobs` (local database or, with `--url`, a
+server), tenants in `cli_tenants`, `serve` in `cli_serve`; the demo and the worker
+are here.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from typing import Annotated
+
+import click
+import typer
+
+from backroom import cli_jobs
+from backroom.app import load_app
+from backroom.cli_backends import CliError
+from backroom.cli_options import DbOption
+from backroom.cli_serve import serve_command
+from backroom.cli_tenants import tenants
+from backroom.config import Settings
+from backroom.core.errors import BackroomError
+from backroom.demo import run_demo
+from backroom.worker import WorkerConfig
+
+cli = typer.Typer(
+    name="backroom",
+    help="A durable background-job service for slow LLM work.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+cli.command("serve")(serve_command)
+cli.command()(cli_jobs.submit)
+cli.command()(cli_jobs.status)
+cli.command()(cli_jobs.jobs)
+cli.command("dead-letters")(cli_jobs.dead_letters)
+cli.command()(cli_jobs.redrive)
+cli.command()(cli_jobs.cancel)
+cli.add_typer(tenants, name="tenants")
+
+
+@cli.command()
+def demo(
+    max_attempts: Annotated[int, typer.Option(min=1, help="Attempts per job.")] = 3,
+    per_tick: Annotated[int, typer.Option(min=1, help="Jobs the worker takes per tick.")] = 1,
+) -> None:
+    """Run the seeds' example through the real worker and store under simulated time."""
+    run_demo(max_attempts=max_attempts, per_tick=per_tick, emit=print)
+
+
+@cli.command()
+def worker(
+    app_ref: Annotated[str, typer.Option("--app", help="The App to run, as module:attr.")],
+    db: DbOption = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Jobs run at once.")] = 10,
+    queues: Annotated[
+        list[str] | None, typer.Option("--queues", help="Queues to serve (all by default).")
+    ] = None,
+    lease: Annotated[float, typer.Option(min=0.01, help="Lease (visibility timeout), s.")] = 30.0,
+    burst: Annotated[bool, typer.Option(help="Exit once nothing is queued or running.")] = False,
+) -> None:
+    """Run jobs of an app's tasks until SIGTERM/SIGINT (or, with --burst, until idle)."""
+    app = load_app(app_ref)
+    database = db or Settings.from_env().database_url
+    if app.database_url != database:
+        app.use_database(database)
+    names = tuple(name for entry in queues or () for name in entry.split(",") if name)
+    config = WorkerConfig(
+        queues=names, concurrency=concurrency, lease_ms=round(lease * 1000), burst=burst
+    )
+
+    async def run() -> None:
+        async with app:
+            running = app.worker(config)
+            running.install_signal_handlers()
+            await running.run()
+
+    asyncio.run(run())
+
+
+def main() -> None:
+    """Entry point: run the CLI, turning errors into one readable line."""
+    try:
+        cli(standalone_mode=False)
+    except click.ClickException as error:
+        error.show()
+        raise SystemExit(error.exit_code) from None
+    except (click.Abort, KeyboardInterrupt):
+        raise SystemExit(130) from None
+    except (BackroomError, CliError, ValueError, OSError) as error:
+        print(f"backroom: error: {error}", file=sys.stderr)
+        raise SystemExit(1) from None

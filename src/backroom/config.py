@@ -1,0 +1,39 @@
+"""Settings: the only place the environment is read."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from backroom.app import DEFAULT_DATABASE_URL
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Process-wide configuration, from `BACKROOM_*` environment variables.
+
+    database_url  BACKROOM_DATABASE_URL   where jobs live (default sqlite:///backroom.db)
+    url           BACKROOM_URL            a backroom server, for the CLI's client mode
+    api_key       BACKROOM_API_KEY        the key the CLI sends to that server
+    admin_key     BACKROOM_ADMIN_KEY      a key that acts on every tenant's jobs
+    config_path   BACKROOM_CONFIG         a TOML file of LLM providers
+    """
+
+    database_url: str = DEFAULT_DATABASE_URL
+    url: str | None = None
+    api_key: str | None = None
+    admin_key: str | None = None
+    config_path: str | None = None
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
+        """Read the settings from `env` (the process environment by default)."""
+        source = os.environ if env is None else env
+        return cls(
+            database_url=source.get("BACKROOM_DATABASE_URL") or DEFAULT_DATABASE_URL,
+            url=source.get("BACKROOM_URL") or None,
+            api_key=source.get("BACKROOM_API_KEY") or None,
+            admin_key=source.get("BACKROOM_ADMIN_KEY") or None,
+            config_path=source.get("BACKROOM_CONFIG") or None,
+        )

@@ -1,0 +1,80 @@
+"""What a handler sees of its job: `ctx.job`, `ctx.attempt`, progress and `once`."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+from backroom.clock import Clock
+from backroom.core.errors import LeaseLost, OnceUncertain
+from backroom.core.job import JSON, Job
+from backroom.store.base import Store
+
+T = TypeVar("T")
+
+
+class JobContext:
+    """Handed to every handler call; bound to one attempt and its lease."""
+
+    def __init__(self, job: Job, store: Store, clock: Clock) -> None:
+        self._job = job
+        self._store = store
+        self._clock = clock
+
+    @property
+    def job(self) -> Job:
+        """The job as it was when this attempt claimed it."""
+        return self._job
+
+    @property
+    def attempt(self) -> int:
+        """This attempt's number, from 1."""
+        return self._job.attempt
+
+    @property
+    def clock(self) -> Clock:
+        """The worker's clock: handlers that wait should wait on it."""
+        return self._clock
+
+    async def progress(self, fraction: float | None = None, partial: JSON = None) -> None:
+        """Store coarse progress (0..1) and partial output on the job, for pollers to see.
+
+        Raises `LeaseLost` when this attempt no longer holds the job.
+        """
+        if fraction is not None and not 0.0 <= fraction <= 1.0:
+            raise ValueError("progress must be between 0 and 1")
+        stored = await self._store.set_progress(
+            self._job.lease, fraction, partial, self._clock.now()
+        )
+        if not stored:
+            raise LeaseLost(f"job {self._job.id} is no longer held by this attempt")
+
+    async def once(self, name: str, effect: Callable[[], Awaitable[T] | T]) -> T | Any:
+        """Run `effect` at most once for this job and `name`, across retries and crashes.
+
+        A repeat returns the result stored the first time. If an earlier attempt began
+        the effect and died before recording its end, the effect may or may not have
+        happened: `OnceUncertain` is raised rather than risk doing it twice. If the
+        effect raises, nothing is recorded and a later attempt may run it again.
+        """
+        lease = self._job.lease
+        record = await self._store.once_begin(lease, name, self._clock.now())
+        if record is not None:
+            if record.done:
+                return record.result
+            raise OnceUncertain(
+                f"effect {name!r} of job {self._job.id} began in an earlier attempt "
+                "that did not record its end"
+            )
+        try:
+            value = effect()
+            if inspect.isawaitable(value):
+                value = await value
+        except Exception:
+            # It failed, so it most likely did not happen: let a later attempt try again.
+            # A cancelled effect (BaseException) stays begun: it may have half happened.
+            await self._store.once_abort(lease, name)
+            raise
+        await self._store.once_end(lease, name, value, self._clock.now())
+        return value

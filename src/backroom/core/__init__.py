@@ -1,0 +1,1 @@
+"""The pure core: what a job is and how it may change. No I/O, no clock reads."""

@@ -1,0 +1,88 @@
+"""Every exception backroom raises or understands, under one base class.
+
+BackroomError
+├── IllegalTransition      the core refused a state change
+├── IdempotencyConflict    a key was reused with a different payload
+├── JobNotFound            no such job (or not the caller's)
+├── LeaseLost              the worker no longer holds the job's lease
+├── OnceUncertain          a `ctx.once` effect started but its end was never recorded
+├── ConfigError            bad settings, URL or task reference
+├── StoreError             the store failed
+│   └── StoreUnavailable   the store cannot be reached right now
+└── JobError               raised by a handler to say how its attempt ended
+    ├── Retryable          try again (no earlier than `after_ms`, if given)
+    └── Permanent          never try again: the job fails at once
+"""
+
+from __future__ import annotations
+
+
+class BackroomError(Exception):
+    """Base class of every backroom exception."""
+
+
+class IllegalTransition(BackroomError):
+    """A state change that the job lifecycle does not allow."""
+
+
+class IdempotencyConflict(BackroomError):
+    """An idempotency key was reused with a different payload."""
+
+    def __init__(self, key: str, job_id: int) -> None:
+        super().__init__(
+            f"idempotency key {key!r} was already used for job {job_id} with a different payload"
+        )
+        self.key = key
+        self.job_id = job_id
+
+
+class JobNotFound(BackroomError):
+    """No job with this id is visible to the caller."""
+
+    def __init__(self, job_id: int) -> None:
+        super().__init__(f"job {job_id} not found")
+        self.job_id = job_id
+
+
+class LeaseLost(BackroomError):
+    """The job's lease expired or was taken over; this worker may not write to it."""
+
+
+class OnceUncertain(BackroomError):
+    """A `ctx.once` effect was started by an earlier attempt that never recorded its end.
+
+    The effect may or may not have happened; running it again could repeat it, so the
+    attempt stops here instead. It is a permanent failure unless the handler catches it.
+    """
+
+
+class ConfigError(BackroomError):
+    """Invalid configuration: a setting, a database URL, or an `--app` reference."""
+
+
+class StoreError(BackroomError):
+    """The store failed to carry out an operation."""
+
+
+class StoreUnavailable(StoreError):
+    """The store cannot be reached right now; the operation may succeed later."""
+
+
+class JobError(BackroomError):
+    """Raised by a handler to say how its attempt ended."""
+
+
+class Retryable(JobError):
+    """The attempt failed but may succeed later.
+
+    `after_ms` is the least wait the failure asks for (a server's Retry-After): the next
+    attempt is never scheduled earlier than that.
+    """
+
+    def __init__(self, message: str = "", *, after_ms: int | None = None) -> None:
+        super().__init__(message)
+        self.after_ms = after_ms
+
+
+class Permanent(JobError):
+    """The attempt failed and no retry can succeed: the job fails at once."""

@@ -1,0 +1,47 @@
+"""The closed set of ways an attempt can end; each maps to one store call."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from backroom.core.job import JSON, ErrorInfo
+
+
+@dataclass(frozen=True, slots=True)
+class Succeeded:
+    """The handler returned `result`."""
+
+    result: JSON
+
+
+@dataclass(frozen=True, slots=True)
+class RetryAt:
+    """The attempt failed; run again no earlier than `at`."""
+
+    at: int
+    error: ErrorInfo
+
+
+@dataclass(frozen=True, slots=True)
+class Failed:
+    """The job failed for good: a permanent error, or no attempts left."""
+
+    error: ErrorInfo
+
+
+@dataclass(frozen=True, slots=True)
+class Cancelled:
+    """The job was cancelled while it ran."""
+
+    reason: str = "cancelled"
+
+
+@dataclass(frozen=True, slots=True)
+class Released:
+    """The worker gave the job back unfinished (shutdown); the attempt does not count."""
+
+    reason: str = "worker shut down"
+
+
+Outcome = Succeeded | RetryAt | Failed | Cancelled | Released
+"""How one attempt ended."""

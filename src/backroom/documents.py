@@ -1,0 +1,65 @@
+"""Plain-data views of jobs, shared by the CLI and the HTTP API."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from backroom.core.job import Attempt, ErrorInfo, Job, JobState
+
+
+def iso(ms: int | None) -> str | None:
+    """An epoch-millisecond time as ISO 8601 in UTC (None stays None)."""
+    if ms is None:
+        return None
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
+
+
+def error_document(error: ErrorInfo | None) -> dict[str, str] | None:
+    """An attempt's error as {type, message}."""
+    if error is None:
+        return None
+    return {"type": error.kind, "message": error.message}
+
+
+def attempt_document(attempt: Attempt) -> dict[str, Any]:
+    """One attempt as plain data."""
+    return {
+        "number": attempt.number,
+        "worker_id": attempt.worker_id,
+        "started_at": iso(attempt.started_at),
+        "finished_at": iso(attempt.finished_at),
+        "outcome": None if attempt.outcome is None else str(attempt.outcome),
+        "error": error_document(attempt.error),
+        "next_attempt_at": iso(attempt.next_attempt_at),
+    }
+
+
+def job_document(job: Job, attempts: list[Attempt] | None = None) -> dict[str, Any]:
+    """A job as plain data: what a poller needs to know, and its attempt history."""
+    document: dict[str, Any] = {
+        "id": job.id,
+        "task": job.task,
+        "status": str(job.state),
+        "tenant": job.tenant,
+        "queue": job.queue,
+        "priority": job.priority,
+        "attempts": job.attempt,
+        "max_attempts": job.max_attempts,
+        "created_at": iso(job.created_at),
+        "started_at": iso(job.started_at),
+        "finished_at": iso(job.finished_at),
+        "next_attempt_at": iso(job.run_at) if job.state is JobState.QUEUED else None,
+        "progress": job.progress,
+        "partial": job.partial,
+        "metadata": job.metadata,
+    }
+    if job.state is JobState.SUCCEEDED:
+        document["result"] = job.result
+    if job.error is not None:
+        document["last_error"] = error_document(job.error)
+    if job.state is JobState.FAILED:
+        document["error"] = f"failed after {job.attempt} attempts: {job.error or 'unknown'}"
+    if attempts is not None:
+        document["attempt_history"] = [attempt_document(a) for a in attempts]
+    return document

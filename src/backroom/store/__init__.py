@@ -1,0 +1,36 @@
+"""Storage backends behind one protocol; `open_store(url)` picks one by URL."""
+
+from __future__ import annotations
+
+from backroom.core.errors import ConfigError
+from backroom.store.base import (
+    HeartbeatResult,
+    JobFilter,
+    OnceRecord,
+    QueueStats,
+    RedriveFilter,
+    Store,
+)
+
+__all__ = [
+    "HeartbeatResult",
+    "JobFilter",
+    "OnceRecord",
+    "QueueStats",
+    "RedriveFilter",
+    "Store",
+    "open_store",
+]
+
+
+def open_store(url: str) -> Store:
+    """A store for `url`: `sqlite:///path.db`, `sqlite://:memory:` or `postgresql://...`."""
+    if url.startswith("sqlite:"):
+        from backroom.store.sqlite import SqliteStore
+
+        return SqliteStore.from_url(url)
+    if url.startswith(("postgresql:", "postgres:")):
+        from backroom.store.postgres import PostgresStore
+
+        return PostgresStore.from_url(url)
+    raise ConfigError(f"unsupported database URL {url!r}: use sqlite:///FILE or postgresql://...")

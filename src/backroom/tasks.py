@@ -1,0 +1,68 @@
+"""Tasks: named handlers that jobs run, registered on an `App`, never globally."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from backroom.core.errors import ConfigError
+from backroom.core.job import JSON
+from backroom.core.retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from backroom.context import JobContext
+
+Handler = Callable[["JobContext", Any], Awaitable[JSON]] | Callable[["JobContext", Any], JSON]
+"""`async def handler(ctx, input)` or a plain function, which runs in a thread."""
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """A handler under a stable name, with its defaults.
+
+    `timeout_s` bounds one attempt (a timeout is a retryable failure); `retry`
+    overrides the app's policy for this task; `queue` is where its jobs go by default.
+    """
+
+    name: str
+    handler: Handler
+    timeout_s: float | None = None
+    retry: RetryPolicy | None = None
+    queue: str | None = None
+
+    @property
+    def is_async(self) -> bool:
+        """True when the handler is a coroutine function (runs on the event loop)."""
+        return inspect.iscoroutinefunction(self.handler)
+
+
+class TaskRegistry:
+    """The tasks an app knows, by name."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, Task] = {}
+
+    def add(self, task: Task) -> Task:
+        """Register `task`; a second task under the same name is a mistake."""
+        if not task.name or task.name != task.name.strip():
+            raise ConfigError(f"invalid task name {task.name!r}")
+        if task.name in self._tasks:
+            raise ConfigError(f"task {task.name!r} is registered twice")
+        self._tasks[task.name] = task
+        return task
+
+    def get(self, name: str) -> Task | None:
+        """The task named `name`, or None."""
+        return self._tasks.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tasks
+
+    def __iter__(self) -> Iterator[Task]:
+        return iter(self._tasks.values())
+
+    def names(self) -> list[str]:
+        """Every registered name, sorted."""
+        return sorted(self._tasks)

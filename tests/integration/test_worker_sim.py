@@ -1,0 +1,354 @@
+"""The worker under simulated time: retries, jitter, Retry-After, leases, cancel, once."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from backroom import (
+    App,
+    JobContext,
+    JobState,
+    Jitter,
+    Permanent,
+    Retryable,
+    RetryPolicy,
+    Schedule,
+    SimClock,
+    WorkerConfig,
+    run_until_idle,
+)
+from backroom.core.job import AttemptOutcome
+from backroom.store.sqlite import SqliteStore
+
+START = 1_700_000_000_000
+EXACT = RetryPolicy(max_attempts=3, schedule=Schedule.EXPONENTIAL, base_ms=1000, jitter=Jitter.NONE)
+
+
+def make_app(clock: SimClock, retry: RetryPolicy = EXACT, seed: int = 7) -> App:
+    store = SqliteStore.from_url("sqlite://:memory:")
+    return App(store=store, clock=clock, retry=retry, rng=random.Random(seed))
+
+
+def run(clock: SimClock, app: App, scenario: Callable[[], Awaitable[Any]]) -> Any:
+    async def main() -> Any:
+        async with app:
+            return await scenario()
+
+    return clock.run(main())
+
+
+def test_retries_follow_the_schedule_to_the_millisecond() -> None:
+    clock = SimClock(START)
+    app = make_app(clock)
+    calls: list[int] = []
+
+    @app.task("flaky")
+    async def flaky(ctx: JobContext, _: Any) -> str:
+        calls.append(clock.now() - START)
+        if ctx.attempt < 3:
+            raise TimeoutError
+        return "ok"
+
+    async def scenario() -> Any:
+        job = (await app.submit("flaky", None)).job
+        await run_until_idle(app, WorkerConfig(poll_interval_ms=100))
+        return await app.get(job.id), await app.attempts(job.id)
+
+    job, attempts = run(clock, app, scenario)
+    assert job.state is JobState.SUCCEEDED and job.result == "ok"
+    assert calls == [0, 1000, 3000]
+    assert [a.outcome for a in attempts] == [
+        AttemptOutcome.RETRY,
+        AttemptOutcome.RETRY,
+        AttemptOutcome.SUCCEEDED,
+    ]
+    assert [a.next_attempt_at for a in attempts[:2]] == [START + 1000, START + 3000]
+
+
+def test_full_jitter_waits_between_zero_and_the_raw_delay() -> None:
+    clock = SimClock(START)
+    policy = RetryPolicy(max_attempts=2, base_ms=10_000, jitter=Jitter.FULL)
+    app = make_app(clock, policy, seed=3)
+
+    @app.task("once-flaky")
+    async def once_flaky(ctx: JobContext, _: Any) -> None:
+        if ctx.attempt == 1:
+            raise ConnectionError("reset")
+
+    async def scenario() -> list[int]:
+        for n in range(20):
+            await app.submit("once-flaky", n)
+        await run_until_idle(app, WorkerConfig(concurrency=20, poll_interval_ms=50))
+        waits = []
+        for job in await app.list_jobs():
+            first, second = await app.attempts(job.id)
+            waits.append(second.started_at - first.finished_at)  # type: ignore[operator]
+        return waits
+
+    waits = run(clock, app, scenario)
+    assert all(0 <= wait <= 10_000 + 50 for wait in waits)
+    assert len(set(waits)) > 5  # spread out, not a synchronised herd
+
+
+def test_retry_after_is_never_undercut() -> None:
+    clock = SimClock(START)
+    app = make_app(clock)
+    starts: list[int] = []
+
+    @app.task("limited")
+    async def limited(ctx: JobContext, _: Any) -> None:
+        starts.append(clock.now() - START)
+        if ctx.attempt == 1:
+            raise Retryable("429 from the provider", after_ms=90_000)
+
+    async def scenario() -> None:
+        await app.submit("limited", None)
+        await run_until_idle(app, WorkerConfig(poll_interval_ms=100))
+
+    run(clock, app, scenario)
+    assert starts[0] == 0 and starts[1] >= 90_000
+
+
+@pytest.mark.parametrize(
+    ("error", "state", "attempts"),
+    [
+        (Permanent("bad request"), JobState.FAILED, 1),
+        (ValueError("invalid input"), JobState.FAILED, 1),
+        (ConnectionError("refused"), JobState.FAILED, 3),
+        (RuntimeError("unknown"), JobState.FAILED, 3),
+    ],
+)
+def test_only_retryable_errors_are_retried(
+    error: Exception, state: JobState, attempts: int
+) -> None:
+    clock = SimClock(START)
+    app = make_app(clock)
+
+    @app.task("fails")
+    async def fails(ctx: JobContext, _: Any) -> None:
+        raise error
+
+    async def scenario() -> Any:
+        job = (await app.submit("fails", None)).job
+        await run_until_idle(app)
+        return await app.get(job.id)
+
+    job = run(clock, app, scenario)
+    assert (job.state, job.attempt) == (state, attempts)
+    assert job.error is not None and job.error.kind == type(error).__name__
+
+
+def test_a_task_timeout_is_a_retryable_failure() -> None:
+    clock = SimClock(START)
+    app = make_app(clock)
+
+    @app.task("slow", timeout_s=5)
+    async def slow(ctx: JobContext, _: Any) -> str:
+        if ctx.attempt == 1:
+            await clock.sleep(60_000)
+        return "fast enough"
+
+    async def scenario() -> Any:
+        job = (await app.submit("slow", None)).job
+        await run_until_idle(app)
+        return await app.get(job.id), await app.attempts(job.id)
+
+    job, attempts = run(clock, app, scenario)
+    assert job.state is JobState.SUCCEEDED and job.attempt == 2
+    assert attempts[0].error is not None and attempts[0].error.kind == "TimeoutError"
+    assert attempts[0].finished_at == START + 5000
+
+
+def test_a_crashed_workers_job_comes_back_after_its_lease() -> None:
+    clock = SimClock(START)
+    app = make_app(clock)
+
+    @app.task("work")
+    async def work(ctx: JobContext, _: Any) -> int:
+        return ctx.attempt
+
+    async def scenario() -> Any:
+        job = (await app.submit("work", None)).job
+        # A worker that claims and then dies: it never heartbeats nor finishes.
+        (dead,) = await app.store.claim(["interactive"], 1, "dead-worker", 10_000, clock.now())
+        await run_until_idle(app, WorkerConfig(lease_ms=10_000, sweep_interval_ms=1000))
+        return dead, await app.get(job.id), await app.attempts(job.id)
+
+    dead, job, attempts = run(clock, app, scenario)
+    assert job.state is JobState.SUCCEEDED and job.result == 2
+    assert attempts[0].outcome is AttemptOutcome.LEASE_EXPIRED
+    assert attempts[1].started_at >= START + 10_000
+
+
+def test_a_stale_lease_cannot_overwrite_the_new_holder() -> None:
+    clock = SimClock(START)
+    app = make_app(clock)
+    from backroom.core.outcome import Failed
+    from backroom.core.job import ErrorInfo
+
+    async def scenario() -> Any:
+        job = (await app.submit("anything", None)).job
+        (first,) = await app.store.claim([], 1, "zombie", 1000, clock.now())
+        await clock.sleep(2000)
+        await app.store.expire_leases(clock.now())
+        (second,) = await app.store.claim([], 1, "alive", 1000, clock.now())
+        stale = await app.store.finish([(first.lease, Failed(ErrorInfo("X", "late")))], clock.now())
+        return stale, second, await app.get(job.id)
+
+    stale, second, job = run(clock, app, scenario)
+    assert stale == [False]
+    assert job.state is JobState.RUNNING and job.lease_token == second.lease_token
+
+
+def test_heartbeats_keep_a_long_job_leased() -> None:
+    clock = SimClock(START)
+    app = make_app(clock)
+
+    @app.task("long")
+    async def long(ctx: JobContext, _: Any) -> str:
+        await clock.sleep(120_000)  # twelve leases long
+        return "done"
+
+    async def scenario() -> Any:
+        job = (await app.submit("long", None)).job
+        await run_until_idle(app, WorkerConfig(lease_ms=10_000))
+        return await app.get(job.id)
+
+    job = run(clock, app, scenario)
+    assert (job.state, job.attempt) == (JobState.SUCCEEDED, 1)
+
+
+def test_cancel_stops_a_queued_job_and_a_running_one() -> None:
+    clock = SimClock(START)
+    app = make_app(clock)
+    started: list[int] = []
+
+    @app.task("forever")
+    async def forever(ctx: JobContext, n: int) -> None:
+        started.append(n)
+        await clock.sleep(3_600_000)
+
+    async def scenario() -> Any:
+        queued = (await app.submit("forever", 1, delay_s=60)).job
+        running = (await app.submit("forever", 2)).job
+        await app.cancel(queued.id)
+
+        async def cancel_later() -> None:
+            await clock.sleep(5_000)
+            await app.cancel(running.id)
+
+        import asyncio
+
+        canceller = asyncio.create_task(cancel_later())
+        await run_until_idle(app, WorkerConfig(lease_ms=3_000))
+        await canceller
+        return await app.get(queued.id), await app.get(running.id)
+
+    queued, running = run(clock, app, scenario)
+    assert started == [2]
+    assert queued.state is JobState.CANCELLED
+    assert running.state is JobState.CANCELLED and running.finished_at is not None
+    assert running.finished_at - START <= 5_000 + 1_000  # within one heartbeat
+
+
+def test_once_runs_an_effect_once_across_retries() -> None:
+    clock = SimClock(START)
+    app = make_app(clock)
+    sent: list[str] = []
+
+    @app.task("email")
+    async def email(ctx: JobContext, to: str) -> str:
+        def send() -> str:
+            sent.append(to)
+            return f"message-{len(sent)}"
+
+        message_id = await ctx.once("send-email", send)
+        if ctx.attempt == 1:
+            raise TimeoutError  # fails after the effect: the retry must not resend
+        return str(message_id)
+
+    async def scenario() -> Any:
+        job = (await app.submit("email", "user@example.com")).job
+        await run_until_idle(app)
+        return await app.get(job.id)
+
+    job = run(clock, app, scenario)
+    assert sent == ["user@example.com"]
+    assert (job.state, job.attempt, job.result) == (JobState.SUCCEEDED, 2, "message-1")
+
+
+def test_progress_and_partial_output_are_visible_while_running() -> None:
+    clock = SimClock(START)
+    app = make_app(clock)
+    seen: list[Any] = []
+
+    @app.task("stream")
+    async def stream(ctx: JobContext, _: Any) -> str:
+        for step in (1, 2, 3):
+            await ctx.progress(step / 4, partial="word " * step)
+            await clock.sleep(1000)
+        return "word word word word"
+
+    async def scenario() -> Any:
+        job = (await app.submit("stream", None)).job
+
+        async def poll() -> None:
+            await clock.sleep(1500)
+            current = await app.get(job.id)
+            seen.append((current.state, current.progress, current.partial))
+
+        import asyncio
+
+        poller = asyncio.create_task(poll())
+        await run_until_idle(app)
+        await poller
+        return await app.get(job.id)
+
+    job = run(clock, app, scenario)
+    assert seen == [(JobState.RUNNING, 0.5, "word word ")]
+    assert job.state is JobState.SUCCEEDED
+
+
+def test_shutdown_gives_unfinished_jobs_back_without_using_an_attempt() -> None:
+    clock = SimClock(START)
+    app = make_app(clock)
+
+    @app.task("slow")
+    async def slow(ctx: JobContext, _: Any) -> None:
+        await clock.sleep(60_000)
+
+    async def scenario() -> Any:
+        import asyncio
+
+        job = (await app.submit("slow", None)).job
+        worker = app.worker(WorkerConfig(shutdown_grace_ms=1_000))
+        running = asyncio.create_task(worker.run())
+        await clock.sleep(2_000)
+        worker.stop()
+        await running
+        return await app.get(job.id), await app.attempts(job.id)
+
+    job, attempts = run(clock, app, scenario)
+    assert (job.state, job.attempt) == (JobState.QUEUED, 0)
+    assert attempts[0].outcome is AttemptOutcome.INTERRUPTED
+    assert attempts[0].finished_at == START + 3_000
+
+
+def test_sync_handlers_run_in_a_thread() -> None:
+    clock = SimClock(START)
+    app = make_app(clock)
+
+    @app.task("sync")
+    def sync(ctx: JobContext, n: int) -> int:
+        return n * 2
+
+    async def scenario() -> Any:
+        job = (await app.submit("sync", 21)).job
+        await run_until_idle(app)
+        return await app.get(job.id)
+
+    assert run(clock, app, scenario).result == 42
