@@ -1,0 +1,86 @@
+"""One call through chat completions, for providers that offer no Responses API."""
+
+from __future__ import annotations
+
+import openai
+from openai import AsyncStream, omit
+from openai.types import CompletionUsage
+from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionMessageParam
+
+from backroom.core.errors import Retryable
+from backroom.llm.pricing import Usage
+from backroom.llm.progress import StreamProgress
+from backroom.llm.ratelimit_headers import RateLimitSnapshot, parse_rate_limit_headers
+from backroom.llm.request import LLMRequest, LLMResult, Message
+
+
+def _chat_message(turn: Message) -> ChatCompletionMessageParam:
+    # Each role is its own typed dict in the SDK, so the role picks the shape.
+    if turn.role == "system":
+        return {"role": "system", "content": turn.content}
+    if turn.role == "developer":
+        return {"role": "developer", "content": turn.content}
+    if turn.role == "assistant":
+        return {"role": "assistant", "content": turn.content}
+    return {"role": "user", "content": turn.content}
+
+
+def _usage(usage: CompletionUsage | None) -> Usage:
+    if usage is None:
+        return Usage()
+    details = usage.prompt_tokens_details
+    return Usage(
+        input_tokens=usage.prompt_tokens or 0,
+        cached_tokens=(details.cached_tokens or 0) if details else 0,
+        output_tokens=usage.completion_tokens or 0,
+    )
+
+
+def _completion_result(completion: ChatCompletion, rate_limits: RateLimitSnapshot) -> LLMResult:
+    text = completion.choices[0].message.content if completion.choices else None
+    return LLMResult(
+        text or "", completion.id, completion.model, _usage(completion.usage), rate_limits
+    )
+
+
+async def _streamed_result(
+    stream: AsyncStream[ChatCompletionChunk],
+    progress: StreamProgress,
+    rate_limits: RateLimitSnapshot,
+) -> LLMResult:
+    """Read the chunks to the end, passing text on to `progress`."""
+    last: ChatCompletionChunk | None = None
+    usage: CompletionUsage | None = None
+    finished = False
+    async with stream:  # closes the connection however the stream ends
+        async for chunk in stream:
+            last = chunk
+            # With include_usage the usage comes alone in a last chunk without choices.
+            usage = chunk.usage or usage
+            for choice in chunk.choices:
+                finished = finished or choice.finish_reason is not None
+                if choice.delta.content:
+                    await progress.add(choice.delta.content)
+    if last is None or not finished:
+        raise Retryable("StreamError: the stream ended before the completion was finished")
+    return LLMResult(progress.text, last.id, last.model, _usage(usage), rate_limits)
+
+
+async def respond_with_chat(
+    client: openai.AsyncOpenAI, request: LLMRequest, progress: StreamProgress
+) -> LLMResult:
+    """Make `request` through chat completions; SDK errors propagate unmapped."""
+    raw = await client.chat.completions.with_raw_response.create(
+        model=request.model,
+        messages=[_chat_message(turn) for turn in request.messages()],
+        # max_tokens rather than max_completion_tokens: compatible servers know it.
+        max_tokens=omit if request.max_output_tokens is None else request.max_output_tokens,
+        temperature=omit if request.temperature is None else request.temperature,
+        stream=request.stream,
+        stream_options={"include_usage": True} if request.stream else omit,
+    )
+    rate_limits = parse_rate_limit_headers(raw.headers)
+    parsed = raw.parse()
+    if isinstance(parsed, AsyncStream):
+        return await _streamed_result(parsed, progress, rate_limits)
+    return _completion_result(parsed, rate_limits)

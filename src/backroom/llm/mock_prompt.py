@@ -1,0 +1,114 @@
+"""The mock server's reading of a request: which model, what text, how to answer.
+
+Both endpoints accept the shapes the `openai` SDK sends (extra fields are ignored),
+and reduce them to one `Prompt`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Part(BaseModel):
+    """A content part such as `{"type": "input_text", "text": "..."}`."""
+
+    model_config = ConfigDict(extra="allow")
+
+    text: str | None = None
+
+
+class _Turn(BaseModel):
+    """One message of a conversation."""
+
+    model_config = ConfigDict(extra="allow")
+
+    role: str = "user"
+    content: str | list[_Part] | None = None
+
+    def text(self) -> str:
+        """Every piece of text in the message, joined."""
+        if self.content is None or isinstance(self.content, str):
+            return self.content or ""
+        return "".join(part.text or "" for part in self.content)
+
+
+class _ResponsesBody(BaseModel):
+    """A `POST /v1/responses` body."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str
+    input: str | list[_Turn]
+    instructions: str | None = None
+    max_output_tokens: int | None = Field(default=None, gt=0)
+    stream: bool = False
+
+
+class _StreamOptions(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    include_usage: bool = False
+
+
+class _ChatBody(BaseModel):
+    """A `POST /v1/chat/completions` body."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str
+    messages: list[_Turn] = Field(min_length=1)
+    max_tokens: int | None = Field(default=None, gt=0)
+    max_completion_tokens: int | None = Field(default=None, gt=0)
+    stream: bool = False
+    stream_options: _StreamOptions | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Prompt:
+    """What the mock needs from a request, whichever endpoint it came to."""
+
+    model: str
+    text: str
+    """All of the request's text: instructions and every message, one per line."""
+    last_user_text: str
+    max_output_tokens: int | None
+    stream: bool
+    stream_usage: bool = True
+    """Whether a stream ends with usage (chat completions send it only when asked)."""
+
+
+def _last_user_text(turns: list[_Turn]) -> str:
+    user_turns = [turn for turn in turns if turn.role == "user"] or turns
+    return user_turns[-1].text() if user_turns else ""
+
+
+def prompt_from_responses(body: object) -> Prompt:
+    """A `/v1/responses` body as a Prompt; pydantic's ValidationError if malformed."""
+    request = _ResponsesBody.model_validate(body)
+    turns = [_Turn(content=request.input)] if isinstance(request.input, str) else request.input
+    texts = [turn.text() for turn in turns]
+    if request.instructions is not None:
+        texts.insert(0, request.instructions)
+    return Prompt(
+        model=request.model,
+        text="\n".join(texts),
+        last_user_text=_last_user_text(turns),
+        max_output_tokens=request.max_output_tokens,
+        stream=request.stream,
+    )
+
+
+def prompt_from_chat(body: object) -> Prompt:
+    """A `/v1/chat/completions` body as a Prompt; pydantic's ValidationError if malformed."""
+    request = _ChatBody.model_validate(body)
+    options = request.stream_options
+    return Prompt(
+        model=request.model,
+        text="\n".join(turn.text() for turn in request.messages),
+        last_user_text=_last_user_text(request.messages),
+        max_output_tokens=request.max_completion_tokens or request.max_tokens,
+        stream=request.stream,
+        stream_usage=options is not None and options.include_usage,
+    )
