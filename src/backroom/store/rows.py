@@ -1,0 +1,215 @@
+"""How core values become table rows and back, shared by every SQL backend.
+
+JSON values are stored as compact text; an error is two columns (`error_kind`,
+`error_message`). `outcome_write` says what one attempt's outcome writes to its job
+and attempt rows, so each backend's `finish` only has to turn it into SQL.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from backroom.core.job import (
+    JSON,
+    Attempt,
+    AttemptOutcome,
+    ErrorInfo,
+    Job,
+    JobEvent,
+    JobState,
+)
+from backroom.core.outcome import Cancelled, Failed, Outcome, RetryAt, Succeeded
+
+
+class Reason(enum.StrEnum):
+    """The reason stored with a transition that has no error or caller's words to tell."""
+
+    SUBMITTED = "submitted"
+    CLAIMED = "claimed"
+    SUCCEEDED = "succeeded"
+    CANCELLED = "cancelled"
+    REDRIVE = "redrive"
+
+
+class Row(Protocol):
+    """A database row whose columns can be read by name (sqlite3.Row, asyncpg.Record)."""
+
+    def __getitem__(self, key: str, /) -> Any:
+        """The value of column `key`."""
+
+
+# One encoder for every call: `json.dumps` with options builds a new one each time.
+_COMPACT_JSON = json.JSONEncoder(separators=(",", ":"))
+
+
+def dump_json(value: JSON) -> str:
+    """`value` as compact JSON text."""
+    return _COMPACT_JSON.encode(value)
+
+
+def dump_nullable_json(value: JSON) -> str | None:
+    """`value` as compact JSON text, with None stored as SQL NULL."""
+    return None if value is None else dump_json(value)
+
+
+def load_json(text: str | None) -> JSON:
+    """The value stored as JSON `text`; SQL NULL reads as None."""
+    if text is None:
+        return None
+    if text == "{}":  # the usual metadata: skip the parser
+        return {}
+    return json.loads(text)
+
+
+def error_columns(error: ErrorInfo | None) -> tuple[str | None, str | None]:
+    """The (error_kind, error_message) columns for `error`."""
+    if error is None:
+        return None, None
+    return error.kind, error.message
+
+
+def load_error(row: Row) -> ErrorInfo | None:
+    """The error stored in a row's error_kind and error_message columns."""
+    kind = row["error_kind"]
+    if kind is None:
+        return None
+    return ErrorInfo(kind, row["error_message"] or "")
+
+
+def job_from_row(row: Row) -> Job:
+    """The `Job` a row of the jobs table holds."""
+    return Job(
+        id=row["id"],
+        tenant=row["tenant"],
+        task=row["task"],
+        queue=row["queue"],
+        priority=row["priority"],
+        state=JobState(row["state"]),
+        input=load_json(row["input"]),
+        attempt=row["attempt"],
+        max_attempts=row["max_attempts"],
+        timeout_ms=row["timeout_ms"],
+        run_at=row["run_at"],
+        created_at=row["created_at"],
+        updated_at=row["updated_at"],
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+        idempotency_key=row["idempotency_key"],
+        fingerprint=row["fingerprint"],
+        lease_token=row["lease_token"],
+        lease_expires_at=row["lease_expires_at"],
+        worker_id=row["worker_id"],
+        result=load_json(row["result"]),
+        error=load_error(row),
+        progress=row["progress"],
+        partial=load_json(row["partial"]),
+        cancel_requested=bool(row["cancel_requested"]),
+        metadata=load_json(row["metadata"]),
+    )
+
+
+def attempt_from_row(row: Row) -> Attempt:
+    """The `Attempt` a row of the attempts table holds."""
+    outcome = row["outcome"]
+    return Attempt(
+        job_id=row["job_id"],
+        number=row["number"],
+        worker_id=row["worker_id"],
+        started_at=row["started_at"],
+        finished_at=row["finished_at"],
+        outcome=None if outcome is None else AttemptOutcome(outcome),
+        error=load_error(row),
+        next_attempt_at=row["next_attempt_at"],
+    )
+
+
+def event_from_row(row: Row) -> JobEvent:
+    """The `JobEvent` a row of the job_events table holds."""
+    source = row["from_state"]
+    return JobEvent(
+        job_id=row["job_id"],
+        at=row["at"],
+        from_state=None if source is None else JobState(source),
+        to_state=JobState(row["to_state"]),
+        reason=row["reason"],
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class OutcomeWrite:
+    """What one attempt's outcome writes, mirroring `backroom.core.transitions.finish`.
+
+    The job always loses its lease and gets `state`, `result` and `finished_at`.
+    `run_at=None` keeps the job's due time; `attempt_refund` is taken off its attempt
+    count; the job's error becomes `error` unless `keeps_error`. The attempt row gets
+    `attempt_outcome`, `attempt_error` and `next_attempt_at`; the event gets `reason`.
+    """
+
+    state: JobState
+    attempt_outcome: AttemptOutcome
+    reason: str
+    result: str | None = None
+    error: ErrorInfo | None = None
+    keeps_error: bool = False
+    run_at: int | None = None
+    finished_at: int | None = None
+    attempt_refund: int = 0
+    attempt_error: ErrorInfo | None = None
+    next_attempt_at: int | None = None
+
+
+def outcome_write(outcome: Outcome, attempts_left: int, now: int) -> OutcomeWrite:
+    """The write for `outcome`, ending an attempt of a job with `attempts_left` at `now`.
+
+    A retry asked for with no attempts left fails the job instead: the worker should
+    never ask for one, and failing is the only end that keeps the job's error.
+    """
+    if isinstance(outcome, RetryAt) and attempts_left == 0:
+        outcome = Failed(outcome.error)
+    if isinstance(outcome, Succeeded):
+        return OutcomeWrite(
+            JobState.SUCCEEDED,
+            AttemptOutcome.SUCCEEDED,
+            reason=Reason.SUCCEEDED,
+            result=dump_json(outcome.result),
+            finished_at=now,
+        )
+    if isinstance(outcome, RetryAt):
+        return OutcomeWrite(
+            JobState.QUEUED,
+            AttemptOutcome.RETRY,
+            reason=str(outcome.error),
+            error=outcome.error,
+            run_at=outcome.at,
+            attempt_error=outcome.error,
+            next_attempt_at=outcome.at,
+        )
+    if isinstance(outcome, Failed):
+        return OutcomeWrite(
+            JobState.FAILED,
+            AttemptOutcome.FAILED,
+            reason=str(outcome.error),
+            error=outcome.error,
+            finished_at=now,
+            attempt_error=outcome.error,
+        )
+    if isinstance(outcome, Cancelled):
+        return OutcomeWrite(
+            JobState.CANCELLED,
+            AttemptOutcome.CANCELLED,
+            reason=outcome.reason,
+            keeps_error=True,
+            finished_at=now,
+        )
+    return OutcomeWrite(
+        JobState.QUEUED,
+        AttemptOutcome.INTERRUPTED,
+        reason=outcome.reason,
+        keeps_error=True,
+        run_at=now,
+        attempt_refund=1,
+        next_attempt_at=now,
+    )

@@ -1,0 +1,129 @@
+"""Read-only store calls: jobs, their history, and queue health (SQL on the store's thread)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from backroom.core.job import Attempt, Job, JobEvent
+from backroom.store.base import JobFilter, QueueStats
+from backroom.store.rows import attempt_from_row, dump_json, event_from_row, job_from_row
+
+# Larger than any job id: the cursor of a first page.
+_NO_CURSOR = 2**63 - 1
+
+_LIST_JOBS = """
+SELECT * FROM jobs
+WHERE id < :before
+  AND (:tenant IS NULL OR tenant = :tenant)
+  AND (:queue IS NULL OR queue = :queue)
+  AND (:task IS NULL OR task = :task)
+  AND (:any_state OR state IN (SELECT value FROM json_each(:states)))
+ORDER BY id DESC
+LIMIT :limit
+"""
+
+_STATS = """
+SELECT queue,
+       COUNT(*) FILTER (WHERE state = 'queued') AS queued,
+       COUNT(*) FILTER (WHERE state = 'running') AS running,
+       COUNT(*) FILTER (WHERE state = 'succeeded') AS succeeded,
+       COUNT(*) FILTER (WHERE state = 'failed') AS failed,
+       COUNT(*) FILTER (WHERE state = 'cancelled') AS cancelled,
+       MIN(run_at) FILTER (WHERE state = 'queued' AND run_at <= :now) AS oldest_due,
+       COUNT(*) FILTER (WHERE finished_at >= :since) AS finished_recently,
+       COUNT(*) FILTER (WHERE state = 'failed' AND finished_at >= :since) AS failed_recently
+FROM jobs
+GROUP BY queue
+ORDER BY queue
+"""
+
+
+def queue_condition(queues: Sequence[str]) -> str:
+    """`AND queue IN (?, ...)` with one placeholder per queue; nothing (all queues) if empty."""
+    return f"AND queue IN ({', '.join('?' * len(queues))})" if queues else ""
+
+
+def get_job(connection: sqlite3.Connection, job_id: int, tenant: str | None) -> Job | None:
+    """The job with `job_id`, unless it belongs to a tenant other than `tenant`."""
+    row = connection.execute(
+        "SELECT * FROM jobs WHERE id = :id AND (:tenant IS NULL OR tenant = :tenant)",
+        {"id": job_id, "tenant": tenant},
+    ).fetchone()
+    return None if row is None else job_from_row(row)
+
+
+def list_jobs(connection: sqlite3.Connection, where: JobFilter) -> list[Job]:
+    """The jobs `where` selects, newest first."""
+    rows = connection.execute(
+        _LIST_JOBS,
+        {
+            "before": _NO_CURSOR if where.before_id is None else where.before_id,
+            "tenant": where.tenant,
+            "queue": where.queue,
+            "task": where.task,
+            "any_state": not where.states,
+            "states": dump_json(list(where.states)),
+            "limit": where.limit,
+        },
+    )
+    return [job_from_row(row) for row in rows]
+
+
+def attempts(connection: sqlite3.Connection, job_id: int) -> list[Attempt]:
+    """Every attempt of the job, oldest first."""
+    rows = connection.execute("SELECT * FROM attempts WHERE job_id = ? ORDER BY id", (job_id,))
+    return [attempt_from_row(row) for row in rows]
+
+
+def events(connection: sqlite3.Connection, job_id: int, after: int) -> list[JobEvent]:
+    """The job's transitions after the first `after` of them, oldest first."""
+    rows = connection.execute(
+        "SELECT * FROM job_events WHERE job_id = ? ORDER BY id LIMIT -1 OFFSET ?",
+        (job_id, after),
+    )
+    return [event_from_row(row) for row in rows]
+
+
+def stats(connection: sqlite3.Connection, now: int, window_ms: int) -> list[QueueStats]:
+    """Per-queue counts by state, oldest due queued job, and finishes since `now - window_ms`."""
+    rows = connection.execute(_STATS, {"now": now, "since": now - window_ms})
+    return [
+        QueueStats(
+            queue=row["queue"],
+            queued=row["queued"],
+            running=row["running"],
+            succeeded=row["succeeded"],
+            failed=row["failed"],
+            cancelled=row["cancelled"],
+            oldest_queued_age_ms=None if row["oldest_due"] is None else now - row["oldest_due"],
+            finished_recently=row["finished_recently"],
+            failed_recently=row["failed_recently"],
+        )
+        for row in rows
+    ]
+
+
+def count_active(connection: sqlite3.Connection, tenant: str) -> int:
+    """How many of the tenant's jobs are queued or running."""
+    (count,) = connection.execute(
+        "SELECT COUNT(*) FROM jobs WHERE tenant = ? AND state IN ('queued', 'running')",
+        (tenant,),
+    ).fetchone()
+    return int(count)
+
+
+def next_wakeup(connection: sqlite3.Connection, queues: Sequence[str]) -> int | None:
+    """The earliest due time of a queued job or lease expiry of a running one in `queues`."""
+    queue_filter = queue_condition(queues)
+    (wakeup,) = connection.execute(
+        f"""
+        SELECT MIN(at) FROM (
+            SELECT MIN(run_at) AS at FROM jobs WHERE state = 'queued' {queue_filter}
+            UNION ALL
+            SELECT MIN(lease_expires_at) FROM jobs WHERE state = 'running' {queue_filter}
+        )
+        """,
+        (*queues, *queues),
+    ).fetchone()
+    return None if wakeup is None else int(wakeup)

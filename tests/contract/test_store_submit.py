@@ -1,0 +1,136 @@
+"""Contract: submitting jobs, idempotency keys, and reading jobs back."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from contract_support import T0, Backend, new_job, submit
+
+from backroom.core import transitions
+from backroom.core.errors import IdempotencyConflict
+from backroom.core.job import JobEvent, JobState
+from backroom.store.base import Store
+
+
+async def test_a_submitted_job_is_queued_as_the_core_describes(store: Store) -> None:
+    new = new_job(
+        "translate",
+        {"text": "hallo", "to": ["en", "fr"]},
+        run_at=T0 + 5_000,
+        tenant="acme",
+        queue="batch",
+        priority=3,
+        max_attempts=5,
+        timeout_ms=60_000,
+        key="k1",
+        metadata={"source": "api"},
+    )
+
+    result = await store.submit(new, T0)
+
+    assert result.created
+    assert result.job == transitions.new_job(result.job.id, new, T0)
+    assert await store.get(result.job.id) == result.job
+
+
+async def test_submitting_records_the_transition_to_queued(store: Store) -> None:
+    job = await submit(store, T0 + 7)
+
+    assert await store.events(job.id) == [
+        JobEvent(job.id, T0 + 7, None, JobState.QUEUED, "submitted")
+    ]
+
+
+async def test_a_repeated_key_with_the_same_payload_returns_the_first_job(store: Store) -> None:
+    first = await store.submit(new_job(key="k1"), T0)
+
+    again = await store.submit(new_job(key="k1"), T0 + 1_000)
+
+    assert not again.created
+    assert again.job == first.job
+    assert len(await store.events(first.job.id)) == 1
+
+
+async def test_a_repeated_key_with_another_payload_is_a_conflict(store: Store) -> None:
+    first = await store.submit(new_job(payload={"doc": 1}, key="k1"), T0)
+
+    with pytest.raises(IdempotencyConflict) as raised:
+        await store.submit(new_job(payload={"doc": 2}, key="k1"), T0)
+
+    assert raised.value.job_id == first.job.id
+    assert raised.value.key == "k1"
+
+
+async def test_keys_are_scoped_to_the_tenant(store: Store) -> None:
+    acme = await store.submit(new_job(payload={"doc": 1}, key="k1", tenant="acme"), T0)
+    globex = await store.submit(new_job(payload={"doc": 2}, key="k1", tenant="globex"), T0)
+
+    assert acme.created and globex.created
+    assert acme.job.id != globex.job.id
+
+
+async def test_jobs_without_a_key_are_never_merged(store: Store) -> None:
+    first = await submit(store)
+    second = await submit(store)
+
+    assert first.id != second.id
+
+
+async def test_a_hundred_concurrent_submitters_of_one_key_get_one_job(backend: Backend) -> None:
+    stores = [await backend.open() for _ in range(4)]
+
+    results = await asyncio.gather(
+        *(stores[n % 4].submit(new_job(key="once"), T0 + n) for n in range(120))
+    )
+
+    assert sum(result.created for result in results) == 1
+    assert len({result.job.id for result in results}) == 1
+
+
+async def test_submit_many_stores_every_job_in_order(store: Store) -> None:
+    batch = [new_job(payload={"doc": n}, priority=n % 3) for n in range(50)]
+
+    results = await store.submit_many(batch, T0)
+
+    assert all(result.created for result in results)
+    assert [result.job.input for result in results] == [{"doc": n} for n in range(50)]
+    assert len({result.job.id for result in results}) == 50
+    for result in results:
+        assert await store.get(result.job.id) == result.job
+
+
+async def test_submit_many_resolves_keys_against_stored_jobs_and_each_other(
+    store: Store,
+) -> None:
+    stored = await store.submit(new_job(key="old"), T0)
+
+    results = await store.submit_many(
+        [new_job(key="old"), new_job(key="new"), new_job(), new_job(key="new")], T0 + 1
+    )
+
+    assert [result.created for result in results] == [False, True, True, False]
+    assert results[0].job == stored.job
+    assert results[3].job == results[1].job
+
+
+async def test_a_conflict_in_submit_many_stores_nothing(store: Store) -> None:
+    await store.submit(new_job(payload={"doc": 1}, key="k1"), T0)
+
+    with pytest.raises(IdempotencyConflict):
+        await store.submit_many([new_job(key="fresh"), new_job(payload={"doc": 2}, key="k1")], T0)
+
+    fresh = await store.submit(new_job(key="fresh"), T0)
+    assert fresh.created
+
+
+async def test_submit_many_of_nothing_is_nothing(store: Store) -> None:
+    assert await store.submit_many([], T0) == []
+
+
+async def test_get_hides_another_tenants_job(store: Store) -> None:
+    job = await submit(store, tenant="acme")
+
+    assert await store.get(job.id, tenant="acme") == job
+    assert await store.get(job.id, tenant="globex") is None
+    assert await store.get(job.id + 1_000) is None
