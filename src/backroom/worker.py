@@ -6,9 +6,13 @@ One asyncio loop per process runs three things side by side:
   starts each as a task, then waits for a free slot, a new-work hint or the next poll;
 - every attempt runs its handler under the task's timeout and turns what happened into
   an `Outcome` (core.retry decides retry or fail);
-- the flush loop writes finished attempts in batches (one store call per batch) and
-  only then frees their slots; the heartbeat loop extends every held lease in one call
-  and stops handlers whose lease was lost or whose job was cancelled.
+- the flush loop writes finished attempts in batches (one store call per batch); the
+  heartbeat loop extends every held lease in one call and stops handlers whose lease
+  was lost or whose job was cancelled.
+
+A slot frees when its handler returns, not when its outcome is stored: the claim for
+the next jobs then goes to the store alongside the finish of the last ones, and a
+group-committing store (SQLite) writes both in one transaction.
 
 The worker owns the clock; the store only ever receives `now`.
 """
@@ -107,6 +111,7 @@ class Worker:
             rng=rng or random.Random(),
         )
         self._running: dict[int, _Held] = {}
+        self._executing = 0
         self._finished: list[tuple[Job, Outcome]] = []
         self._finished_event = asyncio.Event()
         self._wake = asyncio.Event()
@@ -115,7 +120,7 @@ class Worker:
         self._listeners: list[AttemptListener] = []
 
     @property
-    def running(self) -> int:
+    def held(self) -> int:
         """How many jobs this worker holds (running, or finished but not yet stored)."""
         return len(self._running)
 
@@ -162,7 +167,7 @@ class Worker:
                 await self._guarded(self.store.expire_leases(now))
                 next_sweep = now + config.sweep_interval_ms
             self._wake.clear()
-            free = config.concurrency - len(self._running)
+            free = config.concurrency - self._executing
             claimed = await self._claim(free, now) if free > 0 else 0
             if config.burst and claimed == 0 and not self._running and await self._idle():
                 return
@@ -176,6 +181,7 @@ class Worker:
         for job in jobs or ():
             held = _Held(job)
             self._running[job.id] = held
+            self._executing += 1
             held.task = asyncio.create_task(self._attempt(held))
         return len(jobs or ())
 
@@ -221,7 +227,12 @@ class Worker:
     # -- attempts ---------------------------------------------------------------------
 
     async def _attempt(self, held: _Held) -> None:
-        outcome = await self._runner.run(held.job, lambda: held.stop_reason)
+        try:
+            outcome = await self._runner.run(held.job, lambda: held.stop_reason)
+        finally:
+            self._executing -= 1
+            if self.config.drain:
+                self._wake.set()
         if outcome is None:
             # The lease was lost: another worker may hold the job now; write nothing.
             self._forget(held.job.id)
@@ -231,8 +242,6 @@ class Worker:
 
     def _forget(self, job_id: int) -> None:
         self._running.pop(job_id, None)
-        if self.config.drain:
-            self._wake.set()
 
     def _stop_attempt(self, job_id: int, reason: StopReason) -> None:
         held = self._running.get(job_id)
