@@ -43,6 +43,9 @@ from backroom.tasks import TaskRegistry
 log = logging.getLogger("backroom.worker")
 T = TypeVar("T")
 
+# The shortest wait between two claims that found nothing, so a loop can never spin.
+_MIN_WAIT_MS = 1
+
 AttemptListener = Callable[[Job, Outcome, int], None]
 """Called with (job as claimed, outcome, now) after an attempt's end is stored."""
 
@@ -198,10 +201,11 @@ class Worker:
         tick = now + config.poll_interval_ms
         if not config.drain:
             return tick
-        if free > 0 and claimed == free:
+        if claimed == free:  # every slot is taken: claim again when one frees
             return None
         due = await self._guarded(self.store.next_wakeup(config.queues))
-        return tick if due is None else max(now, min(tick, due))
+        # A job due already was just taken by another worker: look again shortly, not at once.
+        return tick if due is None else max(now + _MIN_WAIT_MS, min(tick, due))
 
     async def _wait(self, deadline: int | None) -> None:
         if deadline is None:

@@ -99,6 +99,8 @@ def _release_lease(job: Job, target: JobState, now: int, **changes: object) -> J
 
 def finish(job: Job, outcome: Outcome, now: int) -> Job:
     """Apply how the running job's attempt ended."""
+    if job.state is not R:
+        raise IllegalTransition(f"job {job.id} is {job.state}, not running")
     if isinstance(outcome, Succeeded):
         return _release_lease(job, S, now, result=outcome.result, finished_at=now, error=None)
     if isinstance(outcome, RetryAt):
@@ -132,6 +134,8 @@ def cancel(job: Job, now: int) -> Job:
 
 def redrive(job: Job, now: int) -> Job:
     """Send a failed job back to the queue with a fresh attempt budget."""
+    if job.state is not F:
+        raise IllegalTransition(f"job {job.id} is {job.state}, not failed")
     return _move(
         job, Q, now, attempt=0, run_at=now, finished_at=None, error=None, cancel_requested=False
     )

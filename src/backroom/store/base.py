@@ -123,8 +123,11 @@ class Store(Protocol):
     ) -> list[Job]:
         """Take up to `limit` due queued jobs from `queues` (all queues if empty).
 
-        Order: priority (highest first), then due time, then id. Each returned job is
-        running under a fresh lease (`job.lease`) expiring at `now + lease_ms`.
+        Order: queue by queue in the order listed (with no list, every queue with
+        queued jobs, `interactive` first and `batch` last); within a queue, priority
+        (highest first), then round robin among tenants (each tenant's jobs by due
+        time, then id). Each returned job is running under a fresh lease
+        (`job.lease`) expiring at `now + lease_ms`.
         """
 
     async def heartbeat(self, leases: Sequence[Lease], lease_ms: int, now: int) -> HeartbeatResult:

@@ -33,9 +33,9 @@ CREATE TABLE jobs (
 -- Idempotency keys are scoped to the tenant.
 CREATE UNIQUE INDEX jobs_idempotency ON jobs (tenant, idempotency_key)
     WHERE idempotency_key IS NOT NULL;
--- The claimable set in claim order: across all queues, and within one queue.
-CREATE INDEX jobs_claim_any ON jobs (priority DESC, run_at, id) WHERE state = 'queued';
-CREATE INDEX jobs_claim ON jobs (queue, priority DESC, run_at, id) WHERE state = 'queued';
+-- The claimable set, per queue and tenant in claim order (see sqlite_leases).
+CREATE INDEX jobs_claim ON jobs (queue, tenant, priority DESC, run_at, id)
+    WHERE state = 'queued';
 CREATE INDEX jobs_leases ON jobs (lease_expires_at) WHERE state = 'running';
 CREATE INDEX jobs_tenant ON jobs (tenant, id);
 CREATE INDEX jobs_failed ON jobs (id) WHERE state = 'failed';

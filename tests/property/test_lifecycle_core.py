@@ -1,0 +1,9 @@
+"""The lifecycle state machine against the pure core alone."""
+
+from __future__ import annotations
+
+from hypothesis import settings
+from lifecycle_machine import LifecycleMachine
+
+TestCoreLifecycle = LifecycleMachine.TestCase
+TestCoreLifecycle.settings = settings(max_examples=100, stateful_step_count=30, deadline=None)

@@ -1,0 +1,71 @@
+"""The lifecycle state machine driving the real SQLite store, step for step with the core.
+
+Every operation runs on the reference store and on a `SqliteStore`; their results must
+be equal, and after every step so must every stored job. The store is async, so each
+machine keeps one event loop for its lifetime and runs each call to completion on it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+from hypothesis import settings
+from hypothesis.stateful import invariant
+from lifecycle_machine import LifecycleMachine
+
+from backroom.core.errors import BackroomError
+from backroom.core.job import Job
+from backroom.store.base import JobFilter
+from backroom.store.sqlite import SqliteStore
+
+# More than a run of the machine can ever submit, so one page lists every job.
+ALL_JOBS = JobFilter(limit=10_000)
+
+
+def in_id_order(value: Any) -> Any:
+    """A list of jobs sorted by id: stores promise no order for the jobs a call changed."""
+    if isinstance(value, list) and all(isinstance(item, Job) for item in value):
+        return sorted(value, key=lambda job: job.id)
+    return value
+
+
+class SqliteLifecycleMachine(LifecycleMachine):
+    """The lifecycle machine, with each operation also carried out on a SQLite store."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.loop = asyncio.new_event_loop()
+        self.store = SqliteStore.from_url("sqlite://:memory:")
+        self.loop.run_until_complete(self.store.migrate())
+
+    def teardown(self) -> None:
+        """Close the store, then the loop."""
+        try:
+            self.loop.run_until_complete(self.store.close())
+        finally:
+            self.loop.close()
+
+    def perform(self, operation: str, *args: Any) -> Any:
+        """Carry out `operation` on both stores; they must agree, even on refusals."""
+        on_store = getattr(self.store, operation)
+        try:
+            expected = super().perform(operation, *args)
+        except BackroomError as error:
+            with pytest.raises(type(error)):
+                self.loop.run_until_complete(on_store(*args))
+            raise
+        actual = self.loop.run_until_complete(on_store(*args))
+        assert in_id_order(actual) == in_id_order(expected), operation
+        return expected
+
+    @invariant()
+    def store_matches_reference(self) -> None:
+        """The store holds exactly the reference's jobs, field for field."""
+        stored = self.loop.run_until_complete(self.store.list_jobs(ALL_JOBS))
+        assert in_id_order(stored) == in_id_order(list(self.reference.jobs.values()))
+
+
+TestSqliteLifecycle = SqliteLifecycleMachine.TestCase
+TestSqliteLifecycle.settings = settings(max_examples=100, stateful_step_count=30, deadline=None)
