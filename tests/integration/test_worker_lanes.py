@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from backroom import App, JobContext, SimClock, WorkerConfig
 from backroom.store.sqlite import SqliteStore
@@ -32,8 +31,8 @@ def run_with_late_arrival(queue: str) -> list[tuple[int, str]]:
 
     async def main() -> None:
         async with app:
-            bulk = [app.new_job("work", "bulk", tenant="bulk", queue="batch") for _ in range(10_000)]
-            await app.submit_many(bulk)
+            bulk = app.new_job("work", "bulk", tenant="bulk", queue="batch")
+            await app.submit_many([bulk] * 10_000)
             worker = app.worker(WorkerConfig(concurrency=SLOTS, poll_interval_ms=50))
             running = asyncio.create_task(worker.run())
             await clock.sleep(1_000)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -10,9 +11,9 @@ import pytest
 
 from backroom import (
     App,
+    Jitter,
     JobContext,
     JobState,
-    Jitter,
     Permanent,
     Retryable,
     RetryPolicy,
@@ -21,7 +22,8 @@ from backroom import (
     WorkerConfig,
     run_until_idle,
 )
-from backroom.core.job import AttemptOutcome
+from backroom.core.job import AttemptOutcome, ErrorInfo
+from backroom.core.outcome import Failed
 from backroom.store.sqlite import SqliteStore
 
 START = 1_700_000_000_000
@@ -178,7 +180,7 @@ def test_a_crashed_workers_job_comes_back_after_its_lease() -> None:
         await run_until_idle(app, WorkerConfig(lease_ms=10_000, sweep_interval_ms=1000))
         return dead, await app.get(job.id), await app.attempts(job.id)
 
-    dead, job, attempts = run(clock, app, scenario)
+    _, job, attempts = run(clock, app, scenario)
     assert job.state is JobState.SUCCEEDED and job.result == 2
     assert attempts[0].outcome is AttemptOutcome.LEASE_EXPIRED
     assert attempts[1].started_at >= START + 10_000
@@ -187,8 +189,6 @@ def test_a_crashed_workers_job_comes_back_after_its_lease() -> None:
 def test_a_stale_lease_cannot_overwrite_the_new_holder() -> None:
     clock = SimClock(START)
     app = make_app(clock)
-    from backroom.core.outcome import Failed
-    from backroom.core.job import ErrorInfo
 
     async def scenario() -> Any:
         job = (await app.submit("anything", None)).job
@@ -240,8 +240,6 @@ def test_cancel_stops_a_queued_job_and_a_running_one() -> None:
         async def cancel_later() -> None:
             await clock.sleep(5_000)
             await app.cancel(running.id)
-
-        import asyncio
 
         canceller = asyncio.create_task(cancel_later())
         await run_until_idle(app, WorkerConfig(lease_ms=3_000))
@@ -301,8 +299,6 @@ def test_progress_and_partial_output_are_visible_while_running() -> None:
             current = await app.get(job.id)
             seen.append((current.state, current.progress, current.partial))
 
-        import asyncio
-
         poller = asyncio.create_task(poll())
         await run_until_idle(app)
         await poller
@@ -322,8 +318,6 @@ def test_shutdown_gives_unfinished_jobs_back_without_using_an_attempt() -> None:
         await clock.sleep(60_000)
 
     async def scenario() -> Any:
-        import asyncio
-
         job = (await app.submit("slow", None)).job
         worker = app.worker(WorkerConfig(shutdown_grace_ms=1_000))
         running = asyncio.create_task(worker.run())
