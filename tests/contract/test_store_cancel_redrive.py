@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
 from contract_support import BOOM, LEASE_MS, T0, WORKER, running, submit
 
 from backroom.core import transitions
 from backroom.core.job import Job, JobEvent, JobState
-from backroom.core.outcome import Cancelled, Failed, Succeeded
+from backroom.core.outcome import Cancelled, Failed, Outcome, Released, RetryAt, Succeeded
 from backroom.store.base import RedriveFilter, Store
 
 LATER = T0 + 5_000
@@ -92,3 +93,28 @@ async def test_redrive_takes_only_failed_jobs_matching_the_filter(store: Store) 
     assert [job.id for job in by_queue] == [translate.id]
     assert [job.id for job in the_rest] == [other_tenant.id]
     assert await store.redrive(RedriveFilter(), LATER) == []
+
+
+@pytest.mark.parametrize(
+    "outcome", [RetryAt(T0 + 5_000, BOOM), Released()], ids=["retry", "release"]
+)
+async def test_a_cancel_asked_while_running_is_not_lost_to_a_retry(
+    store: Store, outcome: Outcome
+) -> None:
+    job = await running(store)
+    await store.cancel(job.id, T0 + 1)
+
+    assert await store.finish([(job.lease, outcome)], T0 + 2) == [True]
+
+    stored = await store.get(job.id)
+    assert stored is not None and stored.state is JobState.CANCELLED
+
+
+async def test_a_cancel_asked_while_running_is_not_lost_to_an_expired_lease(store: Store) -> None:
+    job = await running(store)
+    await store.cancel(job.id, T0 + 1)
+
+    (expired,) = await store.expire_leases(T0 + LEASE_MS)
+
+    assert expired.state is JobState.CANCELLED
+    assert await store.claim([], 1, WORKER, LEASE_MS, T0 + LEASE_MS) == []

@@ -103,6 +103,9 @@ def finish(job: Job, outcome: Outcome, now: int) -> Job:
         raise IllegalTransition(f"job {job.id} is {job.state}, not running")
     if isinstance(outcome, Succeeded):
         return _release_lease(job, S, now, result=outcome.result, finished_at=now, error=None)
+    if job.cancel_requested and isinstance(outcome, RetryAt | Released):
+        # Cancellation was asked for while it ran: it must not run again.
+        return _release_lease(job, C, now, finished_at=now)
     if isinstance(outcome, RetryAt):
         if job.attempts_left == 0:
             raise IllegalTransition(f"job {job.id} has no attempts left to retry")
@@ -120,6 +123,8 @@ def expire(job: Job, now: int) -> Job:
     """A running job whose lease ran out: back to the queue, or failed with no attempts left."""
     if job.state is not R or job.lease_expires_at is None or job.lease_expires_at > now:
         raise IllegalTransition(f"job {job.id} holds no expired lease")
+    if job.cancel_requested:
+        return _release_lease(job, C, now, error=LEASE_EXPIRED, finished_at=now)
     if job.attempts_left == 0:
         return _release_lease(job, F, now, error=LEASE_EXPIRED, finished_at=now)
     return _release_lease(job, Q, now, run_at=now, error=LEASE_EXPIRED)

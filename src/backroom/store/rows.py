@@ -21,7 +21,7 @@ from backroom.core.job import (
     JobEvent,
     JobState,
 )
-from backroom.core.outcome import Cancelled, Failed, Outcome, RetryAt, Succeeded
+from backroom.core.outcome import Cancelled, Failed, Outcome, Released, RetryAt, Succeeded
 
 
 class Reason(enum.StrEnum):
@@ -161,12 +161,27 @@ class OutcomeWrite:
     next_attempt_at: int | None = None
 
 
-def outcome_write(outcome: Outcome, attempts_left: int, now: int) -> OutcomeWrite:
+def outcome_write(
+    outcome: Outcome, attempts_left: int, now: int, *, cancel_requested: bool = False
+) -> OutcomeWrite:
     """The write for `outcome`, ending an attempt of a job with `attempts_left` at `now`.
 
     A retry asked for with no attempts left fails the job instead: the worker should
-    never ask for one, and failing is the only end that keeps the job's error.
+    never ask for one, and failing is the only end that keeps the job's error. A job
+    whose cancellation was asked for while it ran is cancelled rather than queued again.
     """
+    if cancel_requested and isinstance(outcome, RetryAt | Released):
+        attempt = (
+            AttemptOutcome.RETRY if isinstance(outcome, RetryAt) else AttemptOutcome.INTERRUPTED
+        )
+        return OutcomeWrite(
+            JobState.CANCELLED,
+            attempt,
+            reason=Reason.CANCELLED,
+            keeps_error=True,
+            finished_at=now,
+            attempt_error=outcome.error if isinstance(outcome, RetryAt) else None,
+        )
     if isinstance(outcome, RetryAt) and attempts_left == 0:
         outcome = Failed(outcome.error)
     if isinstance(outcome, Succeeded):

@@ -18,7 +18,7 @@ from backroom.store.rows import OutcomeWrite, dump_json, error_columns, outcome_
 from backroom.store.sqlite_history import AttemptEnd, close_attempts, record_events
 
 _HELD = """
-SELECT id, lease_token, max_attempts - attempt AS attempts_left FROM jobs
+SELECT id, lease_token, max_attempts - attempt AS attempts_left, cancel_requested FROM jobs
 WHERE state = 'running' AND id IN (SELECT value FROM json_each(?))
 """
 
@@ -56,18 +56,20 @@ def finish(
 ) -> list[bool]:
     """Apply each outcome whose lease is still held; True where it was applied."""
     job_ids = dump_json([lease.job_id for lease, _ in results])
-    attempts_left_by_lease = {
-        (row["id"], row["lease_token"]): row["attempts_left"]
+    held_by_lease = {
+        (row["id"], row["lease_token"]): (row["attempts_left"], bool(row["cancel_requested"]))
         for row in connection.execute(_HELD, (job_ids,))
     }
     applied: list[tuple[Lease, OutcomeWrite]] = []
     held: list[bool] = []
     for lease, outcome in results:
         # pop: a lease named twice in one batch applies once.
-        attempts_left = attempts_left_by_lease.pop((lease.job_id, lease.token), None)
-        held.append(attempts_left is not None)
-        if attempts_left is not None:
-            applied.append((lease, outcome_write(outcome, attempts_left, now)))
+        found = held_by_lease.pop((lease.job_id, lease.token), None)
+        held.append(found is not None)
+        if found is not None:
+            attempts_left, cancel_requested = found
+            write = outcome_write(outcome, attempts_left, now, cancel_requested=cancel_requested)
+            applied.append((lease, write))
     connection.executemany(
         _FINISH_JOB, (_job_parameters(lease, write, now) for lease, write in applied)
     )

@@ -74,12 +74,16 @@ WHERE state = 'running'
 RETURNING id, cancel_requested
 """
 
-# Back to the queue with the attempt used up, or failed when it was the last one.
+# Back to the queue with the attempt used up, or failed when it was the last one, or
+# cancelled when that was asked for while it ran.
 _EXPIRE = """
 UPDATE jobs
-SET state = CASE WHEN attempt < max_attempts THEN 'queued' ELSE 'failed' END,
-    run_at = CASE WHEN attempt < max_attempts THEN :now ELSE run_at END,
-    finished_at = CASE WHEN attempt < max_attempts THEN finished_at ELSE :now END,
+SET state = CASE WHEN cancel_requested THEN 'cancelled'
+                 WHEN attempt < max_attempts THEN 'queued' ELSE 'failed' END,
+    run_at = CASE WHEN attempt < max_attempts AND NOT cancel_requested
+                  THEN :now ELSE run_at END,
+    finished_at = CASE WHEN attempt < max_attempts AND NOT cancel_requested
+                       THEN finished_at ELSE :now END,
     error_kind = :error_kind, error_message = :error_message,
     lease_expires_at = NULL, worker_id = NULL, updated_at = :now
 WHERE id IN (
