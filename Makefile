@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(VENV)/bin/backroom demo
+	$(VENV)/bin/backroom serve
 
 test: $(STAMP)
 	$(PY) -m pytest
@@ -23,7 +23,9 @@ lint: $(STAMP)
 	$(VENV)/bin/mypy --strict src
 
 bench: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) -m bench.sqlite_throughput
+	$(PY) -m bench.api_throughput
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

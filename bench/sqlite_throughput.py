@@ -23,6 +23,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from huey import SqliteHuey
+
 from backroom import App
 from backroom.store.sqlite import SqliteStore
 
@@ -66,8 +68,6 @@ def process_backroom(db: Path, processes: int) -> tuple[float, float]:
 
 def huey_run(db: Path, jobs: int) -> tuple[float, float]:
     """(enqueue seconds, processing seconds) for huey's SqliteHuey, one consumer loop."""
-    from huey import SqliteHuey
-
     huey = SqliteHuey(filename=str(db))
 
     @huey.task()

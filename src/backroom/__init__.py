@@ -5,6 +5,7 @@ lease with retries, backoff and a dead-letter list; poll it, or be called back.
 """
 
 from backroom.app import App, load_app
+from backroom.client import AsyncClient, Client
 from backroom.clock import Clock, SimClock, SystemClock
 from backroom.context import JobContext
 from backroom.core.errors import (
@@ -39,8 +40,10 @@ from backroom.worker import Worker, WorkerConfig
 
 __all__ = [
     "App",
+    "AsyncClient",
     "Attempt",
     "BackroomError",
+    "Client",
     "Clock",
     "ConfigError",
     "ErrorClassifier",

@@ -22,6 +22,7 @@ from backroom.core.job import (
     JobState,
 )
 from backroom.core.outcome import Cancelled, Failed, Outcome, Released, RetryAt, Succeeded
+from backroom.store.base import Tenant
 
 
 class Reason(enum.StrEnum):
@@ -227,4 +228,15 @@ def outcome_write(
         run_at=now,
         attempt_refund=1,
         next_attempt_at=now,
+    )
+
+
+def tenant_from_row(row: Row) -> Tenant:
+    """The `Tenant` a row of the tenants table holds."""
+    return Tenant(
+        name=row["name"],
+        created_at=row["created_at"],
+        max_queued=row["max_queued"],
+        admin=bool(row["admin"]),
+        daily_budget_usd=row["daily_budget_usd"],
     )

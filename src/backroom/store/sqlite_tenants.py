@@ -9,20 +9,9 @@ from __future__ import annotations
 import sqlite3
 
 from backroom.store.base import Tenant
-from backroom.store.rows import Row
+from backroom.store.rows import tenant_from_row
 
 _TENANT_COLUMNS = "name, created_at, max_queued, admin, daily_budget_usd"
-
-
-def tenant_from_row(row: Row) -> Tenant:
-    """The `Tenant` a row of the tenants table holds (SQLite or PostgreSQL)."""
-    return Tenant(
-        name=row["name"],
-        created_at=row["created_at"],
-        max_queued=row["max_queued"],
-        admin=bool(row["admin"]),
-        daily_budget_usd=row["daily_budget_usd"],
-    )
 
 
 def create_tenant(connection: sqlite3.Connection, tenant: Tenant, key_hash: str) -> Tenant:

@@ -1,0 +1,10 @@
+"""The HTTP API: `create_api(app, settings)` builds a FastAPI application over an `App`.
+
+Routes only translate between HTTP and `backroom.service`; errors are RFC 9457
+problem documents; `Authorization: Bearer KEY` names the tenant.
+"""
+
+from backroom.api.factory import create_api
+from backroom.api.settings import ApiSettings
+
+__all__ = ["ApiSettings", "create_api"]

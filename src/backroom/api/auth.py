@@ -1,0 +1,53 @@
+"""Who is calling: `Authorization: Bearer KEY`, turned into a `Caller`.
+
+A key is either the admin key of the settings (BACKROOM_ADMIN_KEY, compared in
+constant time) or a tenant's key, looked up by its SHA-256 hash (and remembered for
+a moment, see `key_cache`). Anything else, or no key at all, is a 401.
+"""
+
+# No `from __future__ import annotations`: FastAPI reads the signature of the
+# dependency, which names the closure-local `bearer`, at run time.
+import hmac
+from collections.abc import Awaitable, Callable
+from typing import Annotated
+
+from fastapi import Depends
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from backroom.api.key_cache import TenantCache
+from backroom.api.problems import ProblemError
+from backroom.app import App
+from backroom.keys import hash_api_key
+from backroom.service import Caller, problem
+
+ADMIN_TENANT = "admin"
+"""The tenant that jobs submitted with the settings' admin key belong to."""
+
+Authenticator = Callable[..., Awaitable[Caller]]
+
+
+def _unauthorized(detail: str) -> ProblemError:
+    return ProblemError(problem(401, detail, headers={"WWW-Authenticate": "Bearer"}))
+
+
+def authenticator(app: App, admin_key: str | None, key_cache_ms: int) -> Authenticator:
+    """A FastAPI dependency that answers the caller of a request, or raises a 401."""
+    bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer br_...`")
+    cache = TenantCache(app.clock, key_cache_ms)
+
+    async def authenticate(
+        credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
+    ) -> Caller:
+        if credentials is None:
+            raise _unauthorized("send an API key: Authorization: Bearer KEY")
+        key = credentials.credentials.encode()
+        if admin_key is not None and hmac.compare_digest(key, admin_key.encode()):
+            return Caller(ADMIN_TENANT, admin=True)
+        digest = hash_api_key(credentials.credentials)
+        tenant = cache.get(digest) or await app.store.tenant_for_key(digest)
+        if tenant is None:
+            raise _unauthorized("the API key is unknown or revoked")
+        cache.put(digest, tenant)
+        return Caller(tenant.name, admin=tenant.admin, max_queued=tenant.max_queued)
+
+    return authenticate

@@ -1,0 +1,66 @@
+"""`create_api(app, settings)`: the FastAPI application for one `App`. No globals:
+every route closes over the app and settings it was built with."""
+
+from __future__ import annotations
+
+from importlib.metadata import version
+from typing import Any
+
+from fastapi import FastAPI
+from pydantic.json_schema import models_json_schema
+
+from backroom.api.auth import authenticator
+from backroom.api.body_limit import BodyLimit
+from backroom.api.models import Problem
+from backroom.api.problems import install_problem_handlers
+from backroom.api.routes_dead_letters import dead_letters_router
+from backroom.api.routes_jobs import jobs_router
+from backroom.api.routes_operations import operations_router
+from backroom.api.settings import ApiSettings
+from backroom.app import App
+from backroom.service import SubmitPolicy
+
+DESCRIPTION = """\
+Submit slow work, get a job id in milliseconds, poll for the result.
+
+Authenticate with `Authorization: Bearer KEY`. Send an `Idempotency-Key` with each
+submission: a repeat returns the first job instead of doing the work twice. Every
+error is an RFC 9457 `application/problem+json` document.
+"""
+
+
+def create_api(app: App, settings: ApiSettings | None = None) -> FastAPI:
+    """The HTTP API over `app` (which the caller opens and closes)."""
+    chosen = settings or ApiSettings()
+    api = _BackroomApi(
+        title="backroom",
+        version=version("backroom"),
+        description=DESCRIPTION,
+        redoc_url=None,
+    )
+    install_problem_handlers(api)
+    api.add_middleware(BodyLimit, max_bytes=chosen.max_body_bytes)
+    authenticate = authenticator(app, chosen.admin_key, chosen.key_cache_ms)
+    policy = SubmitPolicy(chosen.queues, chosen.full_retry_after_s)
+    api.include_router(jobs_router(app, authenticate, policy))
+    api.include_router(dead_letters_router(app, authenticate))
+    api.include_router(operations_router(app))
+    return api
+
+
+class _BackroomApi(FastAPI):
+    """FastAPI, whose OpenAPI document also defines `Problem`, the schema that every
+    error response names (FastAPI only collects the models of success responses)."""
+
+    def openapi(self) -> dict[str, Any]:
+        """The OpenAPI document, built on first use."""
+        if self.openapi_schema is not None:
+            return self.openapi_schema
+        schema = super().openapi()  # cached by FastAPI, so completed once, in place
+        _, definitions = models_json_schema(
+            [(Problem, "serialization")], ref_template="#/components/schemas/{model}"
+        )
+        schema.setdefault("components", {}).setdefault("schemas", {}).update(
+            definitions.get("$defs", {})
+        )
+        return schema

@@ -1,0 +1,39 @@
+"""`GET /metrics`: queue health in the Prometheus text format, from `Store.stats`.
+
+A fresh registry per scrape (no process-wide globals): the numbers come from the
+store, so every server process reports the same, whole picture.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Gauge, generate_latest
+
+from backroom.store.base import QueueStats
+
+_STATES = ("queued", "running", "succeeded", "failed", "cancelled")
+
+
+def render_metrics(stats: list[QueueStats]) -> bytes:
+    """The Prometheus exposition of per-queue counts, oldest-job age and failure rate."""
+    registry = CollectorRegistry()
+    jobs = Gauge("backroom_jobs", "Jobs by queue and state.", ["queue", "state"], registry=registry)
+    oldest = Gauge(
+        "backroom_oldest_queued_job_age_seconds",
+        "Age of the oldest due queued job: how long a customer has waited.",
+        ["queue"],
+        registry=registry,
+    )
+    failure_rate = Gauge(
+        "backroom_recent_failure_ratio",
+        "Share of the jobs finished in the last hour that failed.",
+        ["queue"],
+        registry=registry,
+    )
+    for entry in stats:
+        if entry.queue is None:
+            continue  # the all-queues total: Prometheus sums the labelled series itself
+        for state in _STATES:
+            jobs.labels(entry.queue, state).set(getattr(entry, state))
+        oldest.labels(entry.queue).set((entry.oldest_queued_age_ms or 0) / 1000)
+        failure_rate.labels(entry.queue).set(entry.failure_rate)
+    return generate_latest(registry)

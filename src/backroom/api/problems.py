@@ -1,0 +1,90 @@
+"""Every error as an RFC 9457 problem: FastAPI's own, Starlette's, and ours.
+
+Validation errors become a 422 whose `detail` and `errors` name each bad field;
+unknown routes, wrong methods and oversized bodies keep their status; a store that
+cannot be reached is a 503; anything unexpected is a bare 500 without a traceback.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from backroom.api.responses import to_response
+from backroom.core.errors import StoreUnavailable
+from backroom.service import HTTP_TITLES, Reply, invalid_field, problem
+
+STORE_RETRY_AFTER_S = 1
+
+
+class ProblemError(Exception):
+    """Raised (by a dependency) to answer with a problem reply at once."""
+
+    def __init__(self, reply: Reply) -> None:
+        super().__init__(reply.body)
+        self.reply = reply
+
+
+def _location(parts: tuple[str | int, ...]) -> str:
+    return ".".join(str(part) for part in parts)
+
+
+async def _on_problem(_request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, ProblemError)
+    return to_response(error.reply)
+
+
+async def _on_http_error(_request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, StarletteHTTPException)
+    if error.status_code == 400 and isinstance(error.__cause__, ValueError | RecursionError):
+        # FastAPI's 400 for a body it could not decode (not UTF-8, nested too deep):
+        # to a client that is an invalid body, like any other, so a 422 naming it.
+        reason = f"the body is not valid JSON text: {type(error.__cause__).__name__}"
+        return to_response(invalid_field(("body",), reason))
+    title = HTTP_TITLES.get(error.status_code, "Error")
+    detail = error.detail if error.detail and error.detail != title else title
+    return to_response(problem(error.status_code, detail, headers=dict(error.headers or {})))
+
+
+def _field_error(entry: dict[str, Any]) -> dict[str, Any]:
+    if entry["type"] == "json_invalid":
+        # FastAPI puts the character offset in `loc`; the decoder's words say more.
+        reason = entry.get("ctx", {}).get("error", "")
+        return {"loc": ["body"], "msg": f"invalid JSON: {reason}", "type": "json_invalid"}
+    return {"loc": list(entry["loc"]), "msg": entry["msg"], "type": entry["type"]}
+
+
+async def _on_validation_error(_request: Request, error: Exception) -> JSONResponse:
+    assert isinstance(error, RequestValidationError)
+    fields = [_field_error(entry) for entry in error.errors()]
+    detail = "; ".join(f"{_location(tuple(entry['loc']))}: {entry['msg']}" for entry in fields)
+    reply = problem(422, detail, kind="validation-error", title="Invalid request", errors=fields)
+    return to_response(reply)
+
+
+async def _on_store_unavailable(_request: Request, error: Exception) -> JSONResponse:
+    reply = problem(
+        503,
+        f"the store is unavailable, try again: {error}",
+        kind="store-unavailable",
+        headers={"Retry-After": str(STORE_RETRY_AFTER_S)},
+    )
+    return to_response(reply)
+
+
+async def _on_unexpected(_request: Request, _error: Exception) -> JSONResponse:
+    # Starlette re-raises the error after this answer, so the server still logs it.
+    return to_response(problem(500, "the server failed to handle the request"))
+
+
+def install_problem_handlers(api: FastAPI) -> None:
+    """Make every error `api` answers an application/problem+json document."""
+    api.add_exception_handler(ProblemError, _on_problem)
+    api.add_exception_handler(StarletteHTTPException, _on_http_error)
+    api.add_exception_handler(RequestValidationError, _on_validation_error)
+    api.add_exception_handler(StoreUnavailable, _on_store_unavailable)
+    api.add_exception_handler(Exception, _on_unexpected)

@@ -1,0 +1,34 @@
+"""What the HTTP API needs to know besides the app: limits, lanes and the admin key."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from backroom.api.body_limit import DEFAULT_MAX_BODY_BYTES
+from backroom.config import Settings
+
+DEFAULT_QUEUES = ("interactive", "batch")
+
+
+@dataclass(frozen=True, slots=True)
+class ApiSettings:
+    """Settings of one API instance.
+
+    admin_key           a key that acts on every tenant's jobs (None: only admin tenants)
+    max_body_bytes      larger request bodies are refused with 413
+    queues              the lanes a submission may name
+    full_retry_after_s  the Retry-After of a 429 sent when a tenant is at its cap
+    key_cache_ms        how long a key's tenant is remembered (a revoked key keeps
+                        working that long in a running server; 0: always ask the store)
+    """
+
+    admin_key: str | None = None
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
+    queues: tuple[str, ...] = DEFAULT_QUEUES
+    full_retry_after_s: int = 5
+    key_cache_ms: int = 2_000
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> ApiSettings:
+        """The API settings the process settings (the environment) imply."""
+        return cls(admin_key=settings.admin_key)

@@ -1,0 +1,32 @@
+"""Options shared by the CLI's commands, and the console they print to."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+out = Console()
+"""Where commands print (rich markup, tables, JSON)."""
+
+DbOption = Annotated[
+    str | None,
+    typer.Option("--db", help="Database URL (env BACKROOM_DATABASE_URL).", show_default=False),
+]
+UrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--url", help="A backroom server to talk to (env BACKROOM_URL).", show_default=False
+    ),
+]
+ApiKeyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key", help="The server's API key (env BACKROOM_API_KEY).", show_default=False
+    ),
+]
+TenantOption = Annotated[
+    str | None, typer.Option(help="Only this tenant's jobs (local database only).")
+]
+LimitOption = Annotated[int, typer.Option(min=1, max=200, help="At most this many.")]
