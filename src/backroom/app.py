@@ -138,8 +138,12 @@ class App:
         timeout_s: float | None = None,
         delay_s: float = 0,
         metadata: dict[str, JSON] | None = None,
+        max_active: int | None = None,
     ) -> NewJob:
-        """Validate a submission and build the `NewJob` the store takes."""
+        """Validate a submission and build the `NewJob` the store takes.
+
+        `max_active` caps the tenant's queued and running jobs (`QueueFull` beyond it).
+        """
         known = self.tasks.get(task)
         if known is None and len(self.tasks.names()) > 0:
             raise ConfigError(f"unknown task {task!r}; known: {', '.join(self.tasks.names())}")
@@ -167,13 +171,15 @@ class App:
             idempotency_key=key,
             fingerprint=fingerprint(task, input, options) if key is not None else None,
             metadata=dict(metadata or {}),
+            max_active=max_active,
         )
 
     async def submit(self, task: str, input: JSON, **options: Any) -> SubmitResult:
         """Submit a job; with a `key`, a repeat returns the first job (`created=False`).
 
-        Options: key, tenant, queue, priority, max_attempts, timeout_s, delay_s, metadata.
-        Raises `IdempotencyConflict` when the key was used with a different payload.
+        Options: key, tenant, queue, priority, max_attempts, timeout_s, delay_s, metadata,
+        max_active. Raises `IdempotencyConflict` when the key was used with a different
+        payload, and `QueueFull` when the tenant is at `max_active`.
         """
         return await self.store.submit(self.new_job(task, input, **options), self.clock.now())
 

@@ -13,7 +13,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from backroom.app import App
-from backroom.core.errors import IdempotencyConflict, StoreError
+from backroom.core.errors import IdempotencyConflict, QueueFull, StoreError
 from backroom.core.job import JSON, Job, JobState
 from backroom.documents import job_document
 from backroom.store import JobFilter, RedriveFilter
@@ -142,20 +142,15 @@ async def submit_job(
 ) -> Reply:
     """Create a job (202), or replay the one `key` already names (200).
 
-    The tenant's cap is checked before anything is stored, so a refused submission
-    (429) leaves its idempotency key unused. The check and the insert are two steps,
-    not one transaction: submissions racing past the check together can overshoot the
-    cap by at most their number. The cap is a brake on runaway clients, not a quota.
+    The store checks the tenant's cap in the transaction that would insert the job,
+    after the idempotency key: a replay is answered even at the cap, and a refused
+    submission (429) stores nothing, so its key stays unused.
     """
     if len(app.tasks.names()) > 0 and submission.task not in app.tasks:
         return invalid_field(("body", "task"), f"unknown task {submission.task!r}")
     if submission.queue is not None and submission.queue not in policy.queues:
         known = ", ".join(sorted(policy.queues))
         return invalid_field(("body", "queue"), f"unknown queue {submission.queue!r}; use {known}")
-    if caller.max_queued is not None:
-        active = await app.store.count_active(caller.tenant)
-        if active >= caller.max_queued:
-            return _queue_full(caller, policy)
     try:
         result = await app.submit(
             submission.task,
@@ -168,7 +163,10 @@ async def submit_job(
             timeout_s=submission.timeout_s,
             delay_s=submission.delay_s,
             metadata=submission.metadata,
+            max_active=caller.max_queued,
         )
+    except QueueFull:
+        return _queue_full(caller, policy)
     except IdempotencyConflict as conflict:
         return problem(
             422,

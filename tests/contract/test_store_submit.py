@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from contract_support import T0, Backend, new_job, submit
+from contract_support import T0, Backend, new_job, running, submit
 
 from backroom.core import transitions
-from backroom.core.errors import IdempotencyConflict
+from backroom.core.errors import IdempotencyConflict, QueueFull
 from backroom.core.job import JobEvent, JobState
+from backroom.core.outcome import Succeeded
 from backroom.store.base import Store
 
 
@@ -134,3 +135,29 @@ async def test_get_hides_another_tenants_job(store: Store) -> None:
     assert await store.get(job.id, tenant="acme") == job
     assert await store.get(job.id, tenant="globex") is None
     assert await store.get(job.id + 1_000) is None
+
+
+async def test_a_tenant_at_its_cap_is_refused_and_nothing_is_stored(store: Store) -> None:
+    await submit(store, tenant="capped", max_active=2)
+    await submit(store, tenant="capped", max_active=2)
+
+    with pytest.raises(QueueFull):
+        await store.submit(new_job(tenant="capped", key="third", max_active=2), T0)
+
+    assert await store.count_active("capped") == 2
+    await submit(store, tenant="other", max_active=2)  # the cap is per tenant
+
+
+async def test_a_replay_is_answered_even_at_the_cap(store: Store) -> None:
+    first = await submit(store, tenant="capped", key="k", max_active=1)
+
+    replay = await store.submit(new_job(tenant="capped", key="k", max_active=1), T0)
+
+    assert (replay.job.id, replay.created) == (first.id, False)
+
+
+async def test_finished_jobs_do_not_count_against_the_cap(store: Store) -> None:
+    job = await running(store, tenant="capped", max_active=1)
+    await store.finish([(job.lease, Succeeded(None))], T0 + 1)
+
+    assert (await store.submit(new_job(tenant="capped", max_active=1), T0 + 2)).created

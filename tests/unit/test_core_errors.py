@@ -19,6 +19,7 @@ DEFINED_HERE = [
 PARENTS = [
     (errors.IllegalTransition, errors.BackroomError),
     (errors.IdempotencyConflict, errors.BackroomError),
+    (errors.QueueFull, errors.BackroomError),
     (errors.JobNotFound, errors.BackroomError),
     (errors.LeaseLost, errors.BackroomError),
     (errors.OnceUncertain, errors.BackroomError),

@@ -3,6 +3,7 @@
 BackroomError
 ├── IllegalTransition      the core refused a state change
 ├── IdempotencyConflict    a key was reused with a different payload
+├── QueueFull              the tenant has as many active jobs as its cap allows
 ├── JobNotFound            no such job (or not the caller's)
 ├── LeaseLost              the worker no longer holds the job's lease
 ├── OnceUncertain          a `ctx.once` effect started but its end was never recorded
@@ -34,6 +35,15 @@ class IdempotencyConflict(BackroomError):
         )
         self.key = key
         self.job_id = job_id
+
+
+class QueueFull(BackroomError):
+    """The tenant already has `cap` jobs queued or running; nothing was stored."""
+
+    def __init__(self, tenant: str, cap: int) -> None:
+        super().__init__(f"tenant {tenant!r} has {cap} jobs queued or running, its cap")
+        self.tenant = tenant
+        self.cap = cap
 
 
 class JobNotFound(BackroomError):

@@ -65,6 +65,9 @@ class NewJob:
     idempotency_key: str | None = None
     fingerprint: str | None = None
     metadata: dict[str, JSON] = field(default_factory=dict)
+    max_active: int | None = None
+    """Refuse (`QueueFull`) if the tenant already has this many jobs queued or running;
+    checked in the same transaction as the insert, after the idempotency key."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,13 +6,13 @@ import dataclasses
 import sqlite3
 from collections.abc import Sequence
 
-from backroom.core.errors import IdempotencyConflict, StoreError
+from backroom.core.errors import IdempotencyConflict, QueueFull, StoreError
 from backroom.core.job import Job, JobEvent, JobState, NewJob, SubmitResult
 from backroom.core.transitions import new_job
 from backroom.store.base import RedriveFilter
 from backroom.store.rows import Reason, dump_json, job_from_row
 from backroom.store.sqlite_history import record_events
-from backroom.store.sqlite_queries import get_job
+from backroom.store.sqlite_queries import count_active, get_job
 
 _INSERT_JOB = """
 INSERT INTO jobs (tenant, task, queue, priority, state, input, max_attempts, timeout_ms,
@@ -52,6 +52,7 @@ class _Submission:
         self.inserts: list[NewJob] = []
         self.picks: list[_Pick] = []
         self._by_key: dict[tuple[str, str], _Pick] = {}
+        self._active: dict[str, int] = {}
 
     def add(self, new: NewJob) -> None:
         """Resolve one submission: reuse the job its key names, or plan an insert."""
@@ -70,6 +71,13 @@ class _Submission:
         self.picks.append(pick)
 
     def _insert(self, new: NewJob) -> _Pick:
+        if new.max_active is not None:
+            active = self._active.get(new.tenant)
+            if active is None:
+                active = count_active(self._connection, new.tenant)
+            if active >= new.max_active:
+                raise QueueFull(new.tenant, new.max_active)
+            self._active[new.tenant] = active + 1
         self.inserts.append(new)
         return _Pick(created=True, inserted=len(self.inserts) - 1)
 

@@ -107,7 +107,7 @@ def stats(connection: sqlite3.Connection, now: int, window_ms: int) -> list[Queu
 def count_active(connection: sqlite3.Connection, tenant: str) -> int:
     """How many of the tenant's jobs are queued or running."""
     (count,) = connection.execute(
-        "SELECT COUNT(*) FROM jobs WHERE tenant = ? AND state IN ('queued', 'running')",
+        "SELECT COUNT(*) FROM jobs WHERE state IN ('queued', 'running') AND tenant = ?",
         (tenant,),
     ).fetchone()
     return int(count)

@@ -38,6 +38,8 @@ CREATE INDEX jobs_claim ON jobs (queue, tenant, priority DESC, run_at, id)
     WHERE state = 'queued';
 CREATE INDEX jobs_leases ON jobs (lease_expires_at) WHERE state = 'running';
 CREATE INDEX jobs_tenant ON jobs (tenant, id);
+-- Counting a tenant's active jobs against its cap.
+CREATE INDEX jobs_active ON jobs (tenant) WHERE state IN ('queued', 'running');
 CREATE INDEX jobs_failed ON jobs (id) WHERE state = 'failed';
 
 CREATE TABLE attempts (
