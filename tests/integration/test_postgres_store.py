@@ -1,5 +1,6 @@
 """What only the PostgreSQL store does: LISTEN/NOTIFY wake-ups, surviving terminated
-sessions, migrations raced by many processes, and claims spread over many sessions.
+sessions, migrations raced by many processes, and claims and capped submissions spread
+over many sessions.
 
 Each test gets an empty schema of its own in the session's database (selected through
 the URL's search_path), a NOTIFY channel of its own, and an application_name of its
@@ -15,8 +16,8 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 import asyncpg
 import pytest
 
-from backroom.core.errors import StoreUnavailable
-from backroom.core.job import ErrorInfo, NewJob
+from backroom.core.errors import QueueFull, StoreUnavailable
+from backroom.core.job import ErrorInfo, NewJob, SubmitResult
 from backroom.core.outcome import Failed, Released, RetryAt
 from backroom.store.base import RedriveFilter
 from backroom.store.migrations import load_migrations
@@ -317,3 +318,18 @@ async def test_claimers_on_separate_sessions_never_take_the_same_job(
     )
     taken = [job_id for worker_claims in claims for job_id in worker_claims]
     assert len(taken) == len(set(taken)) == 400
+
+
+async def test_submitters_on_separate_sessions_never_exceed_a_tenants_cap(
+    open_store: Callable[[], PostgresStore],
+) -> None:
+    stores = [await migrated(open_store()) for _ in range(4)]
+    capped = NewJob(task="summarize", input={"doc": 1}, run_at=T0, tenant="capped", max_active=3)
+
+    outcomes = await asyncio.gather(
+        *(stores[n % 4].submit(capped, T0) for n in range(20)), return_exceptions=True
+    )
+
+    assert sum(isinstance(outcome, SubmitResult) for outcome in outcomes) == 3
+    assert all(isinstance(outcome, SubmitResult | QueueFull) for outcome in outcomes)
+    assert await stores[0].count_active("capped") == 3
