@@ -246,6 +246,8 @@ class Worker:
 
     def _forget(self, job_id: int) -> None:
         self._running.pop(job_id, None)
+        if not self._running and self.config.burst and self.config.drain:
+            self._wake.set()  # the last held job is stored: a burst worker may be done
 
     def _stop_attempt(self, job_id: int, reason: StopReason) -> None:
         held = self._running.get(job_id)
