@@ -1,0 +1,217 @@
+"""LLM calls against a rate-limited mock: backroom's shared lanes beside a naive loop.
+
+    python -m bench.llm_lanes                                  # the issue's run
+    python -m bench.llm_lanes --jobs 200 --rpm 180 --tpm 18000   # a quick check
+
+The buckets hold a minute's allowance, so the limits bind only when the workload is
+larger than that: for a quick check, shrink the limits with the job count.
+
+The workload is `--jobs` `llm.respond`-shaped calls (distinct prompts, with
+`max_output_tokens`) against the mock provider (`serve_mock`) limited to `--rpm`
+requests and `--tpm` tokens per minute. Each run gets a fresh mock in its own
+process, so every run starts with full buckets. Rows:
+
+- the theoretical minimum makespan the limits allow (see `minimum_makespan_s`);
+- a naive loop: `--concurrency` loops in one process, each taking the next job and
+  retrying it with its own exponential backoff and jitter, sharing nothing about the
+  limits (see `bench.llm_loops`);
+- the lane rules alone: the same loops, each call first granted by one lane shared in
+  memory (`backroom.core.lanes`, no store), as a reference for the next row;
+- backroom: the same calls as jobs run by two worker processes (`backroom_run`).
+
+Each row reports makespan (first call to last answer), calls made, 429s received.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import socket
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from backroom.core.lanes import MS_PER_MINUTE, LaneLimits
+from backroom.llm.mock_prompt import prompt_from_responses
+from backroom.llm.mock_reply import compose_reply
+from backroom.llm.mock_server import MockConfig, serve_mock
+from backroom.llm.request import LLMRequest
+from bench.llm_loops import RunStats, lane_rules_run, naive_run
+
+MODEL = "mock-bench"
+MAX_OUTPUT_TOKENS = 64
+MOCK_START_TIMEOUT_S = 30
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One job's call, and the tokens the mock will count for it (input plus output)."""
+
+    prompt: str
+    tokens: int
+
+    def request(self) -> LLMRequest:
+        """The call as `respond` takes it."""
+        return LLMRequest(MODEL, self.prompt, max_output_tokens=MAX_OUTPUT_TOKENS)
+
+    def payload(self) -> dict[str, object]:
+        """The call as an `llm.respond` job's input."""
+        return {"model": MODEL, "input": self.prompt, "max_output_tokens": MAX_OUTPUT_TOKENS}
+
+
+def mock_tokens(prompt: str) -> int:
+    """What the mock counts against its token limit for `prompt`, computed as it does."""
+    body = {"model": MODEL, "input": prompt, "max_output_tokens": MAX_OUTPUT_TOKENS}
+    reply = compose_reply(prompt_from_responses(body), number=0, created_s=0, cached=False)
+    return reply.usage.input_tokens + reply.usage.output_tokens
+
+
+def make_workload(jobs: int) -> list[Call]:
+    """`jobs` distinct prompts of 40 to 65 tokens; answers of about the same length."""
+    calls = []
+    for number in range(jobs):
+        filler = "lorem ipsum " * (9 + number % 5 * 2)
+        prompt = f"Job {number:05d}: summarize the following text. {filler}".strip()
+        calls.append(Call(prompt, mock_tokens(prompt)))
+    return calls
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The mock's limits and answer latency."""
+
+    requests_per_minute: int
+    tokens_per_minute: int
+    latency_ms: int
+
+    def lane_limits(self, concurrency: int) -> LaneLimits:
+        """The same limits as a lane's, with `concurrency` calls at a time."""
+        return LaneLimits(concurrency, self.requests_per_minute, self.tokens_per_minute)
+
+    def mock_config(self) -> MockConfig:
+        """A mock server enforcing these limits."""
+        return MockConfig(
+            latency_ms=self.latency_ms,
+            requests_per_minute=self.requests_per_minute,
+            tokens_per_minute=self.tokens_per_minute,
+        )
+
+
+def minimum_makespan_s(workload: list[Call], limits: Limits, concurrency: int) -> float:
+    """The shortest possible time from the first call to the last answer.
+
+    The mock's buckets start full (a minute's allowance) and refill continuously, so
+    the last call can start no sooner than the time both buckets need to refill what
+    the whole workload takes beyond one full bucket; it then answers after the latency.
+    Orders do not matter: only the totals reach the last call. Nor can `concurrency`
+    slots get through more than one call per latency each.
+    """
+    requests_over = len(workload) - limits.requests_per_minute
+    tokens_over = sum(call.tokens for call in workload) - limits.tokens_per_minute
+    last_start_ms = max(
+        0.0,
+        requests_over * MS_PER_MINUTE / limits.requests_per_minute,
+        tokens_over * MS_PER_MINUTE / limits.tokens_per_minute,
+    )
+    rounds = -(-len(workload) // concurrency)
+    return max(last_start_ms + limits.latency_ms, rounds * limits.latency_ms) / 1000
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+def _wait_until_listening(port: int, mock: multiprocessing.process.BaseProcess) -> None:
+    deadline = time.perf_counter() + MOCK_START_TIMEOUT_S
+    while time.perf_counter() < deadline:
+        if not mock.is_alive():
+            raise RuntimeError("the mock server exited during start-up")
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        except OSError:
+            time.sleep(0.05)
+        else:
+            return
+    raise RuntimeError(f"the mock server did not listen on port {port} in time")
+
+
+@contextmanager
+def serving_mock(limits: Limits) -> Iterator[str]:
+    """A fresh mock server in its own process (full buckets); yields its base URL."""
+    port = _free_port()
+    context = multiprocessing.get_context("spawn")
+    mock = context.Process(
+        target=serve_mock, args=(limits.mock_config(), "127.0.0.1", port), daemon=True
+    )
+    mock.start()
+    try:
+        _wait_until_listening(port, mock)
+        yield f"http://127.0.0.1:{port}/v1"
+    finally:
+        mock.terminate()
+        mock.join(MOCK_START_TIMEOUT_S)
+
+
+def backroom_run(base_url: str, workload: list[Call], concurrency: int) -> RunStats:
+    """PHASE 2 (not wired yet): the workload as `llm.respond` jobs, two worker processes.
+
+    To do once lanes are in the store and the worker: point an LLM config at
+    `base_url` with model `MODEL` limited like the mock (so its lane has the same
+    limits); submit `call.payload()` for every call with `submit_many`; start two
+    `backroom worker --burst` processes with `concurrency // 2` slots each; makespan
+    from the first attempt's start to the last one's end as stored; calls and 429s
+    from the stored attempts (a 429 is an attempt whose error is a RateLimitError);
+    and the worker's peak RSS with all calls in flight (target <= 150 MB).
+    """
+    raise NotImplementedError("the backroom run is wired in phase 2 of issue 5")
+
+
+def _row(stats: RunStats, minimum_s: float) -> str:
+    share = stats.rate_limited / stats.calls if stats.calls else 0.0
+    worst = max(stats.attempts, default=0)
+    return (
+        f"| {stats.name} | {stats.makespan_s:.1f} | {stats.makespan_s / minimum_s:.2f}x "
+        f"| {stats.calls:,} | {stats.rate_limited:,} ({share:.1%}) | {worst} | {stats.failed} |"
+    )
+
+
+def main() -> None:
+    """Run every row and print a markdown table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--jobs", type=int, default=1_000)
+    parser.add_argument("--rpm", type=int, default=600, help="the mock's requests per minute")
+    parser.add_argument("--tpm", type=int, default=60_000, help="the mock's tokens per minute")
+    parser.add_argument("--latency-ms", type=int, default=100, help="the mock's answer delay")
+    parser.add_argument("--concurrency", type=int, default=100, help="calls in flight at most")
+    parser.add_argument("--seed", type=int, default=1)
+    args = parser.parse_args()
+    limits = Limits(args.rpm, args.tpm, args.latency_ms)
+    workload = make_workload(args.jobs)
+    minimum_s = minimum_makespan_s(workload, limits, args.concurrency)
+    total_tokens = sum(call.tokens for call in workload)
+    print(
+        f"{args.jobs:,} calls, {total_tokens:,} tokens, mock limited to {args.rpm:,} requests "
+        f"and {args.tpm:,} tokens per minute, {args.latency_ms} ms latency\n"
+    )
+    print("| run | makespan s | vs minimum | calls | 429s | most calls per job | failed |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+    print(f"| theoretical minimum (limits) | {minimum_s:.1f} | 1.00x | {args.jobs:,} | 0 | 1 | 0 |")
+    requests = [call.request() for call in workload]
+    with serving_mock(limits) as base_url:
+        print(_row(naive_run(base_url, requests, args.concurrency, args.seed), minimum_s))
+    with serving_mock(limits) as base_url:
+        lane_limits = limits.lane_limits(args.concurrency)
+        print(_row(lane_rules_run(base_url, requests, lane_limits, args.concurrency), minimum_s))
+    with serving_mock(limits) as base_url:
+        try:
+            print(_row(backroom_run(base_url, workload, args.concurrency), minimum_s))
+        except NotImplementedError as pending:
+            print(f"| backroom, 2 worker processes | {pending} | | | | | |")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,201 @@
+"""The `llm.respond` task: one LLM call per attempt, its usage and cost reported.
+
+    respond = register_llm_tasks(app, load_llm_config(path, os.environ), sink)
+    ...
+    await respond.aclose()  # when the worker stops: closes the SDK clients
+
+Input `{model, input, instructions?, max_output_tokens?, temperature?, prompt_version?,
+provider?, stream?}` (see `RespondInput`); result `{output_text, response_id, model,
+usage: {input_tokens, cached_tokens, output_tokens, cost_usd}}`, with `cost_usd` an
+exact decimal string, or null when the model has no prices configured. With `stream`,
+the text so far is stored as the job's partial output about every 250 ms.
+
+After every call that reached the provider, the handler tells a `CallSink` what it
+used and what the provider said about its limits: that is the one seam through which
+usage gets stored and lanes learn from responses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from backroom.app import App
+from backroom.context import JobContext
+from backroom.core.errors import JobError
+from backroom.core.job import JSON, Job
+from backroom.core.lanes import LaneRequest
+from backroom.core.usage import AttemptUsage, pico_usd, usd
+from backroom.llm.call import respond
+from backroom.llm.clients import ProviderClients
+from backroom.llm.config import LLMConfig, ModelConfig
+from backroom.llm.errors import RateLimited
+from backroom.llm.lanes import lane_name, lane_request_for_payload, lane_tokens
+from backroom.llm.pricing import cost_usd
+from backroom.llm.progress import DeltaCallback
+from backroom.llm.ratelimit_headers import RateLimitSnapshot
+from backroom.llm.request import LLMResult
+from backroom.llm.task_input import RespondInput
+from backroom.tasks import Task
+
+RESPOND_TASK = "llm.respond"
+DEFAULT_CALL_TIMEOUT_S = 600.0
+"""How long one HTTP exchange with a provider may take: the SDK's own default."""
+
+
+@dataclass(frozen=True, slots=True)
+class CallReport:
+    """How one provider call of a job went, for usage records and the job's lane.
+
+    `usage` is None when the call failed (providers report no usage then).
+    `lane_tokens` is what the provider counted against the lane's tokens per minute:
+    input plus output for an answered call, 0 for a 429 (the provider refused it),
+    None when unknown (a timeout or a server error: keep the estimate charged).
+    `pause_until` is set by a 429 with Retry-After: the whole lane waits until then.
+    """
+
+    job: Job
+    lane: str
+    sent_at: int
+    usage: AttemptUsage | None
+    lane_tokens: int | None
+    rate_limits: RateLimitSnapshot
+    pause_until: int | None = None
+
+
+class CallSink(Protocol):
+    """Where the `llm.respond` handler reports each call that reached the provider.
+
+    Called once per such call, from the handler, before it returns or raises. An
+    implementation stores `report.usage` against the job's tenant (keyed by job and
+    attempt, so a repeat is harmless) and settles the job's lane grant with
+    `report.lane_tokens`, `report.rate_limits` and `report.pause_until`. If it raises,
+    the attempt fails with that error, and a retry makes a second, paid call.
+    """
+
+    async def call_ended(self, report: CallReport) -> None:
+        """Record one call's usage and what it taught about its lane."""
+
+
+def attempt_usage(
+    job: Job, job_input: RespondInput, model: ModelConfig, result: LLMResult, now: int
+) -> AttemptUsage:
+    """What an answered call used and cost, charged to `job`'s tenant at `now`.
+
+    Priced at the configured prices of the model the job asked for (a provider may
+    answer with a dated variant of it), so usage groups by the names jobs use.
+    """
+    tokens = result.usage
+    cost = None if model.prices is None else pico_usd(cost_usd(tokens, model.prices))
+    return AttemptUsage(
+        job_id=job.id,
+        attempt=job.attempt,
+        tenant=job.tenant,
+        model=model.name,
+        prompt_version=job_input.prompt_version,
+        input_tokens=tokens.input_tokens,
+        cached_tokens=tokens.cached_tokens,
+        output_tokens=tokens.output_tokens,
+        cost_pico_usd=cost,
+        at=now,
+    )
+
+
+def result_json(result: LLMResult, usage: AttemptUsage) -> JSON:
+    """The job's result: the answer, its ids, and what it used."""
+    cost = None if usage.cost_pico_usd is None else f"{usd(usage.cost_pico_usd):f}"
+    return {
+        "output_text": result.output_text,
+        "response_id": result.response_id,
+        "model": result.model,
+        "usage": {
+            "input_tokens": usage.input_tokens,
+            "cached_tokens": usage.cached_tokens,
+            "output_tokens": usage.output_tokens,
+            "cost_usd": cost,
+        },
+    }
+
+
+def _failure_report(job: Job, lane: str, sent_at: int, error: JobError, now: int) -> CallReport:
+    if isinstance(error, RateLimited):
+        pause_until = None if error.after_ms is None else now + error.after_ms
+        return CallReport(job, lane, sent_at, None, 0, error.rate_limits, pause_until)
+    return CallReport(job, lane, sent_at, None, None, RateLimitSnapshot())
+
+
+def _partial_output(ctx: JobContext) -> DeltaCallback:
+    async def store_partial(text: str) -> None:
+        await ctx.progress(partial=text)
+
+    return store_partial
+
+
+class RespondTask:
+    """The `llm.respond` handler, with the config, SDK clients and sink it uses."""
+
+    def __init__(
+        self,
+        config: LLMConfig,
+        sink: CallSink,
+        *,
+        call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
+    ) -> None:
+        self._config = config
+        self._sink = sink
+        self._clients = ProviderClients(call_timeout_s)
+
+    def task(self) -> Task:
+        """The task to register on an app.
+
+        No task timeout: the SDK's per-exchange timeout ends a hung call, and a
+        stream that keeps sending may take as long as it needs.
+        """
+        return Task(RESPOND_TASK, self.handle)
+
+    def lane_request(self, payload: JSON) -> LaneRequest | None:
+        """The lane a job with input `payload` runs in, or None if the input is unusable."""
+        return lane_request_for_payload(payload, self._config)
+
+    async def aclose(self) -> None:
+        """Close the SDK clients' connections."""
+        await self._clients.aclose()
+
+    async def handle(self, ctx: JobContext, payload: JSON) -> JSON:
+        """Make the call `payload` asks for; `Permanent` if it is invalid."""
+        job_input = RespondInput.parse(payload)
+        provider = job_input.provider_in(self._config)
+        model = provider.model(job_input.model)
+        lane = lane_name(provider.name, model.name)
+        request = job_input.request()
+        clock = ctx.clock
+        sent_at = clock.now()
+        try:
+            result = await respond(
+                self._clients.client(provider),
+                request,
+                chat_only=provider.chat_only,
+                clock=clock,
+                on_delta=_partial_output(ctx) if request.stream else None,
+            )
+        except JobError as error:
+            await self._sink.call_ended(_failure_report(ctx.job, lane, sent_at, error, clock.now()))
+            raise
+        usage = attempt_usage(ctx.job, job_input, model, result, clock.now())
+        await self._sink.call_ended(
+            CallReport(ctx.job, lane, sent_at, usage, lane_tokens(result.usage), result.rate_limits)
+        )
+        return result_json(result, usage)
+
+
+def register_llm_tasks(
+    app: App,
+    config: LLMConfig,
+    sink: CallSink,
+    *,
+    call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
+) -> RespondTask:
+    """Register `llm.respond` on `app`; close the returned task's clients when done."""
+    respond_task = RespondTask(config, sink, call_timeout_s=call_timeout_s)
+    app.tasks.add(respond_task.task())
+    return respond_task

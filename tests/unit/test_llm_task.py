@@ -1,0 +1,226 @@
+"""The `llm.respond` task in a real app (in-memory SQLite, system clock) against the mock.
+
+Calls go through the official SDK over loopback HTTP. Each test uses its own prompt,
+so the module's one mock never mixes their fault counts or prompt cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from decimal import Decimal
+
+import pytest
+
+from backroom import App, Job, JobState, Lease, RetryPolicy, WorkerConfig, run_until_idle
+from backroom.core.job import JSON
+from backroom.core.usage import AttemptUsage, pico_usd
+from backroom.llm.clients import ProviderClients
+from backroom.llm.config import LLMConfig, ModelConfig, ModelLimits, ProviderConfig
+from backroom.llm.mock_server import MockConfig
+from backroom.llm.mock_thread import running_mock
+from backroom.llm.pricing import Prices, Usage, cost_usd
+from backroom.llm.ratelimit_headers import RateLimitSnapshot
+from backroom.llm.task import CallReport, register_llm_tasks
+from backroom.llm.tokens import estimate_tokens
+from backroom.store.sqlite import SqliteStore
+
+PRICES = Prices(Decimal("0.15"), Decimal("0.075"), Decimal("0.60"))
+# High enough never to refuse a call here; set so that answers carry rate-limit headers.
+MOCK_RPM = 100_000
+STREAM_WORDS = 40
+STREAM_DELTA_MS = 20
+# Real time passes here: a short poll lets a burst worker notice soon that it is done.
+POLL_MS = 10
+
+
+class ReportList:
+    """A `CallSink` that keeps what it is told."""
+
+    def __init__(self) -> None:
+        self.reports: list[CallReport] = []
+
+    async def call_ended(self, report: CallReport) -> None:
+        self.reports.append(report)
+
+
+@pytest.fixture(scope="module")
+def base_url() -> Iterator[str]:
+    config = MockConfig(requests_per_minute=MOCK_RPM, stream_interval_ms=STREAM_DELTA_MS)
+    with running_mock(config) as url:
+        yield url
+
+
+def llm_config(base_url: str) -> LLMConfig:
+    priced = ModelConfig("priced", ModelLimits(max_concurrency=4), PRICES)
+    return LLMConfig(
+        providers=(
+            ProviderConfig("mock", base_url, models=(priced,)),
+            ProviderConfig("mock-chat", base_url, chat_only=True, models=(priced,)),
+        ),
+        default_provider="mock",
+    )
+
+
+@pytest.fixture
+def sink() -> ReportList:
+    return ReportList()
+
+
+@pytest.fixture
+async def app(base_url: str, sink: ReportList) -> AsyncIterator[App]:
+    app = App(store=SqliteStore.from_url("sqlite://:memory:"), retry=RetryPolicy(base_ms=10))
+    respond_task = register_llm_tasks(app, llm_config(base_url), sink, call_timeout_s=10)
+    async with app:
+        yield app
+    await respond_task.aclose()
+
+
+async def run_job(app: App, payload: JSON, tenant: str = "acme") -> Job:
+    submitted = await app.submit("llm.respond", payload, tenant=tenant)
+    await run_until_idle(app, WorkerConfig(poll_interval_ms=POLL_MS))
+    return await app.get(submitted.job.id)
+
+
+@pytest.mark.parametrize("provider", ["mock", "mock-chat"])
+async def test_an_answer_is_the_result_with_its_usage_and_cost(
+    app: App, sink: ReportList, provider: str
+) -> None:
+    prompt = f"What is a lane? ({provider})"
+    payload = {"model": "priced", "input": prompt, "prompt_version": "v7", "provider": provider}
+    job = await run_job(app, payload)
+    assert job.state is JobState.SUCCEEDED
+    output_text = job.result["output_text"]
+    assert output_text.endswith(f"] {prompt}")
+    tokens = Usage(estimate_tokens(prompt), 0, estimate_tokens(output_text))
+    cost = cost_usd(tokens, PRICES)
+    assert job.result["model"] == "priced"
+    assert job.result["usage"] == {
+        "input_tokens": tokens.input_tokens,
+        "cached_tokens": 0,
+        "output_tokens": tokens.output_tokens,
+        "cost_usd": f"{cost:f}",
+    }
+    (report,) = sink.reports
+    assert report.job.id == job.id
+    assert report.lane == f"{provider}/priced"
+    assert report.lane_tokens == tokens.input_tokens + tokens.output_tokens
+    assert report.rate_limits.requests.limit == MOCK_RPM
+    assert report.pause_until is None
+    usage = report.usage
+    assert usage is not None
+    assert usage == AttemptUsage(
+        job_id=job.id,
+        attempt=1,
+        tenant="acme",
+        model="priced",
+        prompt_version="v7",
+        input_tokens=tokens.input_tokens,
+        cached_tokens=0,
+        output_tokens=tokens.output_tokens,
+        cost_pico_usd=pico_usd(cost),
+        at=usage.at,
+    )
+    assert report.sent_at <= usage.at
+
+
+async def test_a_model_without_prices_has_no_cost(app: App, sink: ReportList) -> None:
+    job = await run_job(app, {"model": "unpriced", "input": "free of charge?"})
+    assert job.result["usage"]["cost_usd"] is None
+    (report,) = sink.reports
+    assert report.usage is not None
+    assert report.usage.cost_pico_usd is None
+    assert report.lane == "mock/unpriced"
+
+
+async def test_a_streamed_answer_shows_its_text_growing_while_the_job_runs(
+    app: App, sink: ReportList, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    partials: list[JSON] = []
+    store_progress = app.store.set_progress
+
+    async def spy(lease: Lease, fraction: float | None, partial: JSON, now: int) -> bool:
+        partials.append(partial)
+        return await store_progress(lease, fraction, partial, now)
+
+    monkeypatch.setattr(app.store, "set_progress", spy)
+    words = " ".join(f"word{n}" for n in range(STREAM_WORDS))
+    job = await run_job(app, {"model": "priced", "input": words, "stream": True})
+    assert job.state is JobState.SUCCEEDED
+    final = job.result["output_text"]
+    assert final.endswith(words)
+    # The stream lasts STREAM_WORDS x STREAM_DELTA_MS, several 250 ms report intervals.
+    assert partials
+    assert all(isinstance(text, str) and final.startswith(text) for text in partials)
+    assert [len(text) for text in partials] == sorted({len(text) for text in partials})
+    assert job.partial == partials[-1]
+    assert len(sink.reports) == 1
+
+
+@pytest.mark.parametrize(
+    ("payload", "message"),
+    [
+        ({"model": "priced"}, "invalid llm.respond input: input: Field required"),
+        (
+            {"model": "priced", "input": "hi", "temperature": 9},
+            "invalid llm.respond input: temperature: Input should be less than or equal to 2",
+        ),
+        (["not", "an", "object"], "invalid llm.respond input: Input should be a valid dictionary"),
+        (
+            {"model": "priced", "input": "hi", "provider": "elsewhere"},
+            "unknown LLM provider 'elsewhere' (configured: mock, mock-chat)",
+        ),
+    ],
+    ids=["missing-input", "temperature", "not-an-object", "unknown-provider"],
+)
+async def test_an_unusable_input_fails_at_once_without_a_call(
+    app: App, sink: ReportList, payload: JSON, message: str
+) -> None:
+    job = await run_job(app, payload)
+    assert job.state is JobState.FAILED
+    assert job.attempt == 1
+    assert job.error is not None
+    assert job.error.kind == "Permanent"
+    assert job.error.message.startswith(message)
+    assert sink.reports == []
+
+
+async def test_a_refused_request_fails_at_once_and_is_reported(app: App, sink: ReportList) -> None:
+    job = await run_job(app, {"model": "priced", "input": "[fault:400] please"})
+    assert job.state is JobState.FAILED
+    assert job.attempt == 1
+    assert job.error is not None
+    assert job.error.message.startswith("BadRequestError (HTTP 400)")
+    (report,) = sink.reports
+    assert (report.usage, report.lane_tokens, report.pause_until) == (None, None, None)
+
+
+async def test_a_rate_limited_call_pauses_its_lane_and_the_job_retries(
+    app: App, sink: ReportList
+) -> None:
+    payload = {"model": "priced", "input": "[fault:429:first=1:retry-after-ms=40] busy?"}
+    job = await run_job(app, payload)
+    assert job.state is JobState.SUCCEEDED
+    assert job.attempt == 2
+    refused, answered = sink.reports
+    assert refused.usage is None
+    assert refused.lane_tokens == 0
+    assert refused.pause_until is not None
+    assert refused.pause_until >= refused.sent_at + 40
+    assert refused.rate_limits.requests.limit == MOCK_RPM
+    assert answered.usage is not None
+    assert answered.usage.attempt == 2
+    assert answered.rate_limits != RateLimitSnapshot()
+
+
+async def test_one_client_per_provider_until_closed() -> None:
+    clients = ProviderClients(timeout_s=5)
+    one, other = (
+        ProviderConfig("one", "http://127.0.0.1:1/v1"),
+        ProviderConfig("other", "http://127.0.0.1:2/v1"),
+    )
+    first = clients.client(one)
+    assert clients.client(one) is first
+    assert clients.client(other) is not first
+    await clients.aclose()
+    assert clients.client(one) is not first
+    await clients.aclose()
