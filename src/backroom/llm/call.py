@@ -6,6 +6,7 @@ failure leaves `respond` as a `Retryable` or `Permanent` (see `backroom.llm.erro
 
 from __future__ import annotations
 
+import httpx2
 import openai
 
 from backroom.clock import Clock
@@ -21,16 +22,20 @@ from backroom.llm.request import LLMRequest, LLMResult
 _NO_KEY = "no-key"
 
 
-def make_client(provider: ProviderConfig, timeout_s: float) -> openai.AsyncOpenAI:
+def make_client(
+    provider: ProviderConfig, timeout_s: float, http_client: httpx2.AsyncClient | None = None
+) -> openai.AsyncOpenAI:
     """An SDK client for `provider` that never retries and gives up after `timeout_s`.
 
     Choose `timeout_s` below the job's lease, so a hung call ends before the lease does.
+    `http_client` replaces the SDK's own (the offline provider answers in process).
     """
     return openai.AsyncOpenAI(
         api_key=provider.api_key or _NO_KEY,
         base_url=provider.base_url,
         max_retries=0,
         timeout=timeout_s,
+        http_client=http_client,
     )
 
 
