@@ -1,0 +1,54 @@
+"""Retention on SQLite: delete finished jobs older than a cutoff, with their history.
+
+One call deletes one bounded batch inside the caller's write transaction, so a large
+backlog is pruned in many short transactions rather than one that holds the write
+lock for long. The jobs go together with every row that names them: attempts,
+transition events and `ctx.once` records.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from backroom.core.job import TERMINAL_STATES, JobState
+from backroom.store.rows import dump_json
+
+# `finished_at < ?` lets SQLite use the partial index `jobs_finished`, whose rows are
+# the finished jobs only.
+_DOOMED = """
+SELECT id FROM jobs
+WHERE state IN (SELECT value FROM json_each(?)) AND finished_at < ?
+LIMIT ?
+"""
+
+_DELETES = (
+    "DELETE FROM attempts WHERE job_id IN (SELECT value FROM json_each(?))",
+    "DELETE FROM job_events WHERE job_id IN (SELECT value FROM json_each(?))",
+    "DELETE FROM once_records WHERE job_id IN (SELECT value FROM json_each(?))",
+    "DELETE FROM jobs WHERE id IN (SELECT value FROM json_each(?))",
+)
+
+
+def prune(
+    connection: sqlite3.Connection, older_than: int, states: Sequence[JobState], limit: int
+) -> int:
+    """Delete up to `limit` jobs in `states` that finished before `older_than`.
+
+    Call inside a write transaction; returns how many jobs were deleted. Raises
+    `ValueError` for a state that is not final: only finished jobs may be pruned.
+    """
+    unfinished = set(states) - TERMINAL_STATES
+    if unfinished:
+        raise ValueError(f"only finished jobs can be pruned, not {sorted(unfinished)}")
+    doomed = [
+        job_id
+        for (job_id,) in connection.execute(
+            _DOOMED, (dump_json([str(state) for state in states]), older_than, limit)
+        )
+    ]
+    if doomed:
+        ids = dump_json(doomed)
+        for statement in _DELETES:
+            connection.execute(statement, (ids,))
+    return len(doomed)
