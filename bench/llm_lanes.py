@@ -20,6 +20,7 @@ process, so every run starts with full buckets. Rows:
 - backroom: the same calls as jobs run by two worker processes (`backroom_run`).
 
 Each row reports makespan (first call to last answer), calls made, 429s received.
+A last table gives one worker's resident memory with `--memory-jobs` calls in flight.
 """
 
 from __future__ import annotations
@@ -37,11 +38,15 @@ from backroom.llm.mock_prompt import prompt_from_responses
 from backroom.llm.mock_reply import compose_reply
 from backroom.llm.mock_server import MockConfig, serve_mock
 from backroom.llm.request import LLMRequest
+from bench.llm_backroom import Lane, backroom_lane_run, worker_memory
 from bench.llm_loops import RunStats, lane_rules_run, naive_run
 
 MODEL = "mock-bench"
 MAX_OUTPUT_TOKENS = 64
 MOCK_START_TIMEOUT_S = 30
+WORKER_PROCESSES = 2
+MEMORY_LATENCY_MS = 60_000
+"""How long the mock holds each call in the memory row: long enough for all to be in flight."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,13 +145,11 @@ def _wait_until_listening(port: int, mock: multiprocessing.process.BaseProcess) 
 
 
 @contextmanager
-def serving_mock(limits: Limits) -> Iterator[str]:
+def serving_mock(config: MockConfig) -> Iterator[str]:
     """A fresh mock server in its own process (full buckets); yields its base URL."""
     port = _free_port()
     context = multiprocessing.get_context("spawn")
-    mock = context.Process(
-        target=serve_mock, args=(limits.mock_config(), "127.0.0.1", port), daemon=True
-    )
+    mock = context.Process(target=serve_mock, args=(config, "127.0.0.1", port), daemon=True)
     mock.start()
     try:
         _wait_until_listening(port, mock)
@@ -156,18 +159,31 @@ def serving_mock(limits: Limits) -> Iterator[str]:
         mock.join(MOCK_START_TIMEOUT_S)
 
 
-def backroom_run(base_url: str, workload: list[Call], concurrency: int) -> RunStats:
-    """PHASE 2 (not wired yet): the workload as `llm.respond` jobs, two worker processes.
+def backroom_run(base_url: str, workload: list[Call], limits: Limits, concurrency: int) -> RunStats:
+    """The workload as `llm.respond` jobs run by `WORKER_PROCESSES` `backroom worker`
+    processes, with `concurrency` slots in all, whose shared lane has the mock's limits.
 
-    To do once lanes are in the store and the worker: point an LLM config at
-    `base_url` with model `MODEL` limited like the mock (so its lane has the same
-    limits); submit `call.payload()` for every call with `submit_many`; start two
-    `backroom worker --burst` processes with `concurrency // 2` slots each; makespan
-    from the first attempt's start to the last one's end as stored; calls and 429s
-    from the stored attempts (a 429 is an attempt whose error is a RateLimitError);
-    and the worker's peak RSS with all calls in flight (target <= 150 MB).
+    Makespan runs from the first attempt's start to the last answer, as stored; calls
+    and 429s are counted from the stored attempts (see `bench.llm_backroom`).
     """
-    raise NotImplementedError("the backroom run is wired in phase 2 of issue 5")
+    lane = Lane(MODEL, concurrency, limits.requests_per_minute, limits.tokens_per_minute)
+    payloads = [call.payload() for call in workload]
+    return backroom_lane_run(base_url, lane, payloads, WORKER_PROCESSES, concurrency)
+
+
+def memory_row(jobs: int) -> str:
+    """One worker's resident memory with `jobs` calls in flight (target <= 150 MB).
+
+    The mock answers after `MEMORY_LATENCY_MS` and limits nothing, so every job's call
+    is in flight at once; the lane limits nothing either.
+    """
+    payloads = [call.payload() for call in make_workload(jobs)]
+    with serving_mock(MockConfig(latency_ms=MEMORY_LATENCY_MS)) as base_url:
+        rss_kib, peak_kib = worker_memory(base_url, Lane(MODEL, None, None, None), payloads)
+    return (
+        f"| 1 worker process, {jobs:,} calls in flight | {rss_kib / 1024:.0f} MB RSS "
+        f"(peak {peak_kib / 1024:.0f} MB) | target <= 150 MB |"
+    )
 
 
 def _row(stats: RunStats, minimum_s: float) -> str:
@@ -188,6 +204,7 @@ def main() -> None:
     parser.add_argument("--latency-ms", type=int, default=100, help="the mock's answer delay")
     parser.add_argument("--concurrency", type=int, default=100, help="calls in flight at most")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--memory-jobs", type=int, default=1_000, help="calls held in flight")
     args = parser.parse_args()
     limits = Limits(args.rpm, args.tpm, args.latency_ms)
     workload = make_workload(args.jobs)
@@ -201,16 +218,16 @@ def main() -> None:
     print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
     print(f"| theoretical minimum (limits) | {minimum_s:.1f} | 1.00x | {args.jobs:,} | 0 | 1 | 0 |")
     requests = [call.request() for call in workload]
-    with serving_mock(limits) as base_url:
+    mock = limits.mock_config()
+    with serving_mock(mock) as base_url:
         print(_row(naive_run(base_url, requests, args.concurrency, args.seed), minimum_s))
-    with serving_mock(limits) as base_url:
+    with serving_mock(mock) as base_url:
         lane_limits = limits.lane_limits(args.concurrency)
         print(_row(lane_rules_run(base_url, requests, lane_limits, args.concurrency), minimum_s))
-    with serving_mock(limits) as base_url:
-        try:
-            print(_row(backroom_run(base_url, workload, args.concurrency), minimum_s))
-        except NotImplementedError as pending:
-            print(f"| backroom, 2 worker processes | {pending} | | | | | |")
+    with serving_mock(mock) as base_url:
+        print(_row(backroom_run(base_url, workload, limits, args.concurrency), minimum_s))
+    print("\n| memory | resident | target |\n| --- | ---: | --- |")
+    print(memory_row(args.memory_jobs))
 
 
 if __name__ == "__main__":

@@ -36,7 +36,7 @@ from backroom.core.job import (
 )
 from backroom.core.retry import ErrorClassifier, RetryPolicy
 from backroom.store import JobFilter, RedriveFilter, Store, open_store
-from backroom.tasks import Handler, Task, TaskRegistry
+from backroom.tasks import Handler, LaneOf, Task, TaskRegistry
 from backroom.worker import Worker, WorkerConfig
 
 H = TypeVar("H", bound=Handler)
@@ -78,12 +78,16 @@ class App:
         timeout_s: float | None = None,
         retry: RetryPolicy | None = None,
         queue: str | None = None,
+        lane: LaneOf | None = None,
     ) -> Callable[[H], H]:
-        """Decorator: register a handler as a task (named after the function by default)."""
+        """Decorator: register a handler as a task (named after the function by default).
+
+        `lane` says which lane a job's input runs in (see `Task`).
+        """
 
         def register(handler: H) -> H:
             task_name = name or f"{handler.__module__}.{handler.__qualname__}"
-            self.tasks.add(Task(task_name, handler, timeout_s, retry, queue))
+            self.tasks.add(Task(task_name, handler, timeout_s, retry, queue, lane))
             return handler
 
         return register
@@ -172,6 +176,7 @@ class App:
             fingerprint=fingerprint(task, input, options) if key is not None else None,
             metadata=dict(metadata or {}),
             max_active=max_active,
+            lane=_lane_name(known, input),
         )
 
     async def submit(self, task: str, input: JSON, **options: Any) -> SubmitResult:
@@ -237,6 +242,14 @@ class App:
 
     def _policy_for(self, task: Task | None) -> RetryPolicy:
         return task.retry if task is not None and task.retry is not None else self.retry
+
+
+def _lane_name(task: Task | None, input: JSON) -> str | None:
+    """The lane a job of `task` with `input` runs in, if any."""
+    if task is None or task.lane is None:
+        return None
+    request = task.lane(input)
+    return None if request is None else request.lane
 
 
 def load_app(reference: str) -> App:

@@ -10,10 +10,12 @@ from collections.abc import Callable
 
 from backroom.clock import Clock
 from backroom.context import JobContext
-from backroom.core.errors import Retryable
+from backroom.core.errors import LaneLimited, LeaseLost, Retryable
 from backroom.core.job import ErrorInfo, Job
 from backroom.core.outcome import Cancelled, Failed, Outcome, Released, Succeeded
 from backroom.core.retry import ErrorClassifier, RetryPolicy, outcome_for_error
+from backroom.core.usage import OverBudget
+from backroom.lane_gate import LaneGate
 from backroom.store.base import Store
 from backroom.tasks import Task, TaskRegistry
 
@@ -27,7 +29,11 @@ class StopReason(enum.StrEnum):
 
 
 class AttemptRunner:
-    """Runs handlers and classifies what they did, for the worker to store."""
+    """Runs handlers and classifies what they did, for the worker to store.
+
+    A job whose task has a lane first passes the `LaneGate`; `over_budget` says what
+    it does when its tenant's daily budget is spent.
+    """
 
     def __init__(
         self,
@@ -38,6 +44,7 @@ class AttemptRunner:
         retry: RetryPolicy,
         classifier: ErrorClassifier,
         rng: random.Random,
+        over_budget: OverBudget = OverBudget.WAIT,
     ) -> None:
         self._store = store
         self._tasks = tasks
@@ -45,6 +52,7 @@ class AttemptRunner:
         self._retry = retry
         self._classifier = classifier
         self._rng = rng
+        self._gate = LaneGate(store, clock, over_budget)
 
     async def run(self, job: Job, stop_reason: Callable[[], StopReason | None]) -> Outcome | None:
         """Run one attempt of `job`; None when its lease was lost (store nothing)."""
@@ -54,14 +62,36 @@ class AttemptRunner:
             unknown = Retryable(f"no task named {job.task!r} is registered in this worker")
             return self._failure(job, unknown, None)
         try:
-            async with asyncio.timeout(_timeout_s(job, task)):
-                result = await self._call(task, job)
+            return await self._admitted_run(job, task)
         except asyncio.CancelledError:
             reason = stop_reason()
             if reason is None:
                 raise
             return _interrupted(reason)
+
+    async def _admitted_run(self, job: Job, task: Task) -> Outcome | None:
+        """Pass the job's lane gate (if its task has a lane), then call the handler."""
+        if task.lane is None:
+            return await self._handled(job, task)
+        try:
+            unstarted = await self._gate.admit(job, task.lane)
+        except LeaseLost:
+            return None
+        if unstarted is not None:
+            return unstarted
+        try:
+            return await self._handled(job, task)
+        finally:
+            await self._gate.release(job)
+
+    async def _handled(self, job: Job, task: Task) -> Outcome:
+        """Call the handler under the attempt's timeout; how it ended."""
+        try:
+            async with asyncio.timeout(_timeout_s(job, task)):
+                result = await self._call(task, job)
         except Exception as error:  # a handler may raise anything: classify it
+            if task.lane is not None and isinstance(error, LaneLimited):
+                return self._gate.refused(error)
             return self._failure(job, error, task)
         return _success(result)
 

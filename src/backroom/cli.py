@@ -1,8 +1,8 @@
 """The `backroom` command: argument parsing only; the work is done by the library.
 
 The commands live by topic: jobs in `cli_jobs` (local database or, with `--url`, a
-server), tenants in `cli_tenants`, `serve` in `cli_serve`; the demo and the worker
-are here.
+server), tenants in `cli_tenants`, `serve` in `cli_serve`, `migrate` and `prune` in
+`cli_admin`, `mock-llm` in `cli_llm`; the demo and the worker are here.
 """
 
 from __future__ import annotations
@@ -11,10 +11,9 @@ import asyncio
 import sys
 from typing import Annotated
 
-import click
 import typer
 
-from backroom import cli_jobs
+from backroom import cli_admin, cli_jobs, cli_llm
 from backroom.app import load_app
 from backroom.cli_backends import CliError
 from backroom.cli_options import DbOption
@@ -22,6 +21,7 @@ from backroom.cli_serve import serve_command
 from backroom.cli_tenants import tenants
 from backroom.config import Settings
 from backroom.core.errors import BackroomError
+from backroom.core.usage import OverBudget
 from backroom.demo import run_demo
 from backroom.worker import WorkerConfig
 
@@ -40,6 +40,9 @@ cli.command("dead-letters")(cli_jobs.dead_letters)
 cli.command()(cli_jobs.redrive)
 cli.command()(cli_jobs.cancel)
 cli.add_typer(tenants, name="tenants")
+cli.command()(cli_admin.migrate)
+cli.command()(cli_admin.prune)
+cli.command("mock-llm")(cli_llm.mock_llm)
 
 
 @cli.command()
@@ -61,6 +64,10 @@ def worker(
     ] = None,
     lease: Annotated[float, typer.Option(min=0.01, help="Lease (visibility timeout), s.")] = 30.0,
     burst: Annotated[bool, typer.Option(help="Exit once nothing is queued or running.")] = False,
+    over_budget: Annotated[
+        OverBudget,
+        typer.Option(help="What an LLM job does when its tenant's daily budget is spent."),
+    ] = OverBudget.WAIT,
 ) -> None:
     """Run jobs of an app's tasks until SIGTERM/SIGINT (or, with --burst, until idle)."""
     app = load_app(app_ref)
@@ -69,7 +76,11 @@ def worker(
         app.use_database(database)
     names = tuple(name for entry in queues or () for name in entry.split(",") if name)
     config = WorkerConfig(
-        queues=names, concurrency=concurrency, lease_ms=round(lease * 1000), burst=burst
+        queues=names,
+        concurrency=concurrency,
+        lease_ms=round(lease * 1000),
+        burst=burst,
+        over_budget=over_budget,
     )
 
     async def run() -> None:
@@ -84,12 +95,8 @@ def worker(
 def main() -> None:
     """Entry point: run the CLI, turning errors into one readable line."""
     try:
-        cli(standalone_mode=False)
-    except click.ClickException as error:
-        error.show()
-        raise SystemExit(error.exit_code) from None
-    except (click.Abort, KeyboardInterrupt):
-        raise SystemExit(130) from None
+        # Standalone: usage errors print one line and exit 2, Ctrl-C exits 1.
+        cli()
     except (BackroomError, CliError, ValueError, OSError) as error:
         print(f"backroom: error: {error}", file=sys.stderr)
         raise SystemExit(1) from None

@@ -6,8 +6,6 @@ from typing import Annotated
 
 import typer
 
-from backroom.llm.mock_server import MockConfig, serve_mock
-
 
 def mock_llm(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
@@ -28,6 +26,9 @@ def mock_llm(
     fault:500, fault:timeout, fault:400, fault:insufficient_quota, or fault:503:first=2
     (the first two calls with that prompt fail).
     """
+    # Imported here: the SDK and the web stack cost every other command ~0.5 s to load.
+    from backroom.llm.mock_server import MockConfig, serve_mock  # noqa: PLC0415
+
     config = MockConfig(
         latency_ms=latency_ms,
         requests_per_minute=rpm,

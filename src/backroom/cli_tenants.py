@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from decimal import Decimal, InvalidOperation
 from typing import Annotated, TypeVar
 
 import typer
@@ -13,7 +14,8 @@ from backroom.app import App
 from backroom.cli_backends import CliError
 from backroom.cli_options import DbOption, out
 from backroom.config import Settings
-from backroom.documents import iso
+from backroom.core.usage import DailyBudget
+from backroom.documents import iso, usd_text
 from backroom.keys import issue_key
 
 T = TypeVar("T")
@@ -36,24 +38,50 @@ def create(
         int | None, typer.Option(min=1, help="Cap of queued or running jobs (none by default).")
     ] = None,
     admin: Annotated[bool, typer.Option("--admin", help="Its keys act on every tenant.")] = False,
+    daily_budget_usd: Annotated[
+        str | None,
+        typer.Option(
+            help="LLM spend allowed per UTC day, in US dollars (none by default).",
+            metavar="USD",
+        ),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Create a tenant (or update its caps) and print a new API key, once."""
+    budget = None if daily_budget_usd is None else _daily_budget(daily_budget_usd)
     tenant, key = _with_app(
-        db, lambda app: issue_key(app.store, app.clock, name, max_queued=max_queued, admin=admin)
+        db,
+        lambda app: issue_key(
+            app.store, app.clock, name, max_queued=max_queued, admin=admin, daily_budget=budget
+        ),
     )
     role = "admin tenant" if tenant.admin else "tenant"
     out.print(f"{role} {tenant.name!r}: new API key (shown only this once):")
     print(key)
 
 
+def _daily_budget(text: str) -> DailyBudget:
+    """A budget given in dollars, read exactly (never through float)."""
+    try:
+        amount = Decimal(text)
+    except InvalidOperation:
+        raise CliError(f"--daily-budget-usd takes an amount of dollars, not {text!r}") from None
+    if not amount.is_finite() or amount < 0:
+        raise CliError(f"--daily-budget-usd must be 0 or more, not {text!r}")
+    return DailyBudget.of_usd(amount)
+
+
 @tenants.command("list")
 def list_tenants(db: DbOption = None) -> None:
     """List the tenants and their caps."""
-    table = Table("name", "admin", "max queued", "created")
+    table = Table("name", "admin", "max queued", "daily budget USD", "created")
     for tenant in _with_app(db, lambda app: app.store.list_tenants()):
         cap = "-" if tenant.max_queued is None else str(tenant.max_queued)
-        table.add_row(tenant.name, "yes" if tenant.admin else "", cap, iso(tenant.created_at))
+        budget = tenant.daily_budget
+        spend = "-" if budget is None else usd_text(budget.limit_pico_usd)
+        table.add_row(
+            tenant.name, "yes" if tenant.admin else "", cap, spend, iso(tenant.created_at)
+        )
     out.print(table)
 
 

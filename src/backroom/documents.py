@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from backroom.core.job import Attempt, ErrorInfo, Job, JobState
+from backroom.core.usage import UsageTotals, usd
 
 
 def iso(ms: int | None) -> str | None:
@@ -35,8 +36,31 @@ def attempt_document(attempt: Attempt) -> dict[str, Any]:
     }
 
 
-def job_document(job: Job, attempts: list[Attempt] | None = None) -> dict[str, Any]:
-    """A job as plain data: what a poller needs to know, and its attempt history."""
+def usd_text(amount_pico_usd: int) -> str:
+    """Pico-dollars as an exact decimal string of dollars, without trailing zeros.
+
+    >>> usd_text(10_650_000), usd_text(0), usd_text(2_500_000_000_000)
+    ('0.00001065', '0', '2.5')
+    """
+    return f"{usd(amount_pico_usd).normalize():f}"
+
+
+def usage_document(totals: UsageTotals) -> dict[str, Any]:
+    """LLM calls, tokens and cost (an exact decimal string of US dollars)."""
+    return {
+        "calls": totals.calls,
+        "input_tokens": totals.input_tokens,
+        "cached_tokens": totals.cached_tokens,
+        "output_tokens": totals.output_tokens,
+        "cost_usd": usd_text(totals.cost_pico_usd),
+    }
+
+
+def job_document(
+    job: Job, attempts: list[Attempt] | None = None, usage: UsageTotals | None = None
+) -> dict[str, Any]:
+    """A job as plain data: what a poller needs to know, its attempt history, and
+    what its LLM calls used (`usage`, for a job in a lane)."""
     document: dict[str, Any] = {
         "id": job.id,
         "task": job.task,
@@ -62,4 +86,6 @@ def job_document(job: Job, attempts: list[Attempt] | None = None) -> dict[str, A
         document["error"] = f"failed after {job.attempt} attempts: {job.error or 'unknown'}"
     if attempts is not None:
         document["attempt_history"] = [attempt_document(a) for a in attempts]
+    if usage is not None:
+        document["usage"] = usage_document(usage)
     return document

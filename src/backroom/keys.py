@@ -12,6 +12,7 @@ import hashlib
 import secrets
 
 from backroom.clock import Clock
+from backroom.core.usage import DailyBudget
 from backroom.store.base import Store, Tenant
 
 KEY_PREFIX = "br_"
@@ -35,12 +36,19 @@ async def issue_key(
     *,
     max_queued: int | None = None,
     admin: bool = False,
+    daily_budget: DailyBudget | None = None,
 ) -> tuple[Tenant, str]:
     """Create tenant `name` (or update its caps) with a new key; return both.
 
     The key in clear exists only in the return value: print it once, then drop it.
     """
     key = generate_api_key()
-    tenant = Tenant(name=name, created_at=clock.now(), max_queued=max_queued, admin=admin)
+    tenant = Tenant(
+        name=name,
+        created_at=clock.now(),
+        max_queued=max_queued,
+        admin=admin,
+        daily_budget=daily_budget,
+    )
     stored = await store.create_tenant(tenant, hash_api_key(key))
     return stored, key

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field
 from backroom.app import App
 from backroom.core.errors import IdempotencyConflict, QueueFull, StoreError
 from backroom.core.job import JSON, Job, JobState
-from backroom.documents import job_document
+from backroom.core.usage import DailyBudget, day_start, next_day_start
+from backroom.documents import job_document, usd_text
 from backroom.store import JobFilter, RedriveFilter
 
 PROBLEM_TYPE_PREFIX = "urn:backroom:problem:"
@@ -24,6 +25,7 @@ PROBLEM_TYPE_PREFIX = "urn:backroom:problem:"
 HTTP_TITLES = {
     400: "Bad Request",
     401: "Unauthorized",
+    403: "Forbidden",
     404: "Not Found",
     405: "Method Not Allowed",
     409: "Conflict",
@@ -83,11 +85,13 @@ def invalid_field(location: Sequence[str | int], message: str) -> Reply:
 
 @dataclass(frozen=True, slots=True)
 class Caller:
-    """Who is asking: a tenant (with its cap of active jobs), or an admin."""
+    """Who is asking: a tenant (with its cap of active jobs and its daily LLM budget),
+    or an admin."""
 
     tenant: str
     admin: bool = False
     max_queued: int | None = None
+    daily_budget: DailyBudget | None = None
 
     @property
     def scope(self) -> str | None:
@@ -144,13 +148,18 @@ async def submit_job(
 
     The store checks the tenant's cap in the transaction that would insert the job,
     after the idempotency key: a replay is answered even at the cap, and a refused
-    submission (429) stores nothing, so its key stays unused.
+    submission (429) stores nothing, so its key stays unused. A job in a lane (an LLM
+    call) is refused (429) while its tenant's daily budget is spent.
     """
     if len(app.tasks.names()) > 0 and submission.task not in app.tasks:
         return invalid_field(("body", "task"), f"unknown task {submission.task!r}")
     if submission.queue is not None and submission.queue not in policy.queues:
         known = ", ".join(sorted(policy.queues))
         return invalid_field(("body", "queue"), f"unknown queue {submission.queue!r}; use {known}")
+    if caller.daily_budget is not None and _runs_in_a_lane(app, submission):
+        spent = await _budget_spent(app, caller, caller.daily_budget)
+        if spent is not None:
+            return spent
     try:
         result = await app.submit(
             submission.task,
@@ -191,12 +200,36 @@ def _queue_full(caller: Caller, policy: SubmitPolicy) -> Reply:
     )
 
 
+def _runs_in_a_lane(app: App, submission: Submission) -> bool:
+    task = app.tasks.get(submission.task)
+    return task is not None and task.lane is not None and task.lane(submission.input) is not None
+
+
+async def _budget_spent(app: App, caller: Caller, budget: DailyBudget) -> Reply | None:
+    """A 429 if the caller has spent today's budget (UTC), retried at the next day."""
+    now = app.clock.now()
+    spent = await app.store.spent_pico_usd(caller.tenant, day_start(now), next_day_start(now))
+    if not budget.exhausted(spent):
+        return None
+    wait_s = -(-(next_day_start(now) - now) // 1000)
+    return problem(
+        429,
+        f"tenant {caller.tenant!r} has spent ${usd_text(spent)} of its daily LLM budget of "
+        f"${usd_text(budget.limit_pico_usd)}; it refills at 00:00 UTC",
+        kind="budget-exhausted",
+        title="Daily budget spent",
+        headers={"Retry-After": str(wait_s), "Cache-Control": "no-store"},
+    )
+
+
 async def get_job(app: App, caller: Caller, job_id: int) -> Reply:
-    """The job with its attempt history, or 404."""
+    """The job with its attempt history (and LLM usage, for a job in a lane), or 404."""
     job = await app.store.get(job_id, caller.scope)
     if job is None:
         return _not_found(job_id)
-    return Reply(200, job_document(job, await app.store.attempts(job.id)))
+    attempts = await app.store.attempts(job.id)
+    usage = None if job.lane is None else await app.store.usage_totals(job.id)
+    return Reply(200, job_document(job, attempts, usage))
 
 
 async def list_jobs(app: App, caller: Caller, query: JobQuery) -> Reply:

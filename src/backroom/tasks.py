@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from backroom.core.errors import ConfigError
 from backroom.core.job import JSON
+from backroom.core.lanes import LaneRequest
 from backroom.core.retry import RetryPolicy
 
 if TYPE_CHECKING:
@@ -17,6 +18,9 @@ if TYPE_CHECKING:
 Handler = Callable[["JobContext", Any], Awaitable[JSON]] | Callable[["JobContext", Any], JSON]
 """`async def handler(ctx, input)` or a plain function, which runs in a thread."""
 
+LaneOf = Callable[[JSON], LaneRequest | None]
+"""What a job with this input asks of its lane; None when it runs in none."""
+
 
 @dataclass(frozen=True, slots=True)
 class Task:
@@ -24,6 +28,9 @@ class Task:
 
     `timeout_s` bounds one attempt (a timeout is a retryable failure); `retry`
     overrides the app's policy for this task; `queue` is where its jobs go by default.
+    `lane` names the lane of a job from its input: the job then starts only when its
+    lane has room, counts against its tenant's daily budget, and waits without using
+    an attempt while either is spent (see `backroom.lane_gate`).
     """
 
     name: str
@@ -31,6 +38,7 @@ class Task:
     timeout_s: float | None = None
     retry: RetryPolicy | None = None
     queue: str | None = None
+    lane: LaneOf | None = None
 
     @property
     def is_async(self) -> bool:

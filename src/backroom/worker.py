@@ -8,7 +8,8 @@ One asyncio loop per process runs three things side by side:
   an `Outcome` (core.retry decides retry or fail);
 - the flush loop writes finished attempts in batches (one store call per batch); the
   heartbeat loop extends every held lease in one call and stops handlers whose lease
-  was lost or whose job was cancelled.
+  was lost or whose job was cancelled;
+- the retention sweep (see `backroom.retention`) deletes old finished jobs now and then.
 
 A slot frees when its handler returns, not when its outcome is stored: the claim for
 the next jobs then goes to the store alongside the finish of the last ones, and a
@@ -37,6 +38,8 @@ from backroom.core.errors import StoreError
 from backroom.core.job import Job
 from backroom.core.outcome import Outcome
 from backroom.core.retry import ErrorClassifier, RetryPolicy
+from backroom.core.usage import OverBudget
+from backroom.retention import RetentionPolicy, RetentionSweep
 from backroom.store.base import Store
 from backroom.tasks import TaskRegistry
 
@@ -62,6 +65,9 @@ class WorkerConfig:
     `drain=True` claims again as soon as a slot frees; `drain=False` claims at most once
     per poll interval (the fixed tick of the seeds' example). `burst` exits once no job
     in the worker's queues is queued or running; `stop_at` exits at that clock time.
+    `retention` says when finished jobs are deleted (None: this worker never does).
+    `over_budget` says what a queued lane job does when its tenant's daily budget is
+    spent: wait for the next UTC day, or fail (see `backroom.lane_gate`).
     """
 
     queues: tuple[str, ...] = ()
@@ -74,6 +80,8 @@ class WorkerConfig:
     drain: bool = True
     burst: bool = False
     stop_at: int | None = None
+    retention: RetentionPolicy | None = field(default_factory=RetentionPolicy)
+    over_budget: OverBudget = OverBudget.WAIT
     worker_id: str = field(default_factory=default_worker_id)
 
     def __post_init__(self) -> None:
@@ -112,6 +120,7 @@ class Worker:
             retry=retry or RetryPolicy(),
             classifier=classifier or ErrorClassifier(),
             rng=rng or random.Random(),
+            over_budget=self.config.over_budget,
         )
         self._running: dict[int, _Held] = {}
         self._executing = 0
@@ -146,7 +155,10 @@ class Worker:
         """Claim and run jobs until `stop()`, `stop_at`, or (burst) an empty queue."""
         self.store.on_new_work(self._on_new_work)
         flusher = asyncio.create_task(self._flush_loop(), name="backroom-flush")
-        heart = asyncio.create_task(self._heartbeat_loop(), name="backroom-heartbeat")
+        background = [asyncio.create_task(self._heartbeat_loop(), name="backroom-heartbeat")]
+        if self.config.retention is not None:
+            sweep = RetentionSweep(self.store, self.clock, self.config.retention)
+            background.append(asyncio.create_task(sweep.run(), name="backroom-retention"))
         try:
             await self._claim_loop()
         finally:
@@ -154,8 +166,9 @@ class Worker:
             self._closing = True
             self._finished_event.set()
             await flusher
-            heart.cancel()
-            await asyncio.gather(heart, return_exceptions=True)
+            for task in background:
+                task.cancel()
+            await asyncio.gather(*background, return_exceptions=True)
 
     # -- claiming ---------------------------------------------------------------------
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from contract_support import T0
 
+from backroom.core.usage import DailyBudget
 from backroom.store.base import Store, Tenant
 
-ACME = Tenant("acme", created_at=T0, max_queued=100, daily_budget_usd=5.0)
+ACME = Tenant("acme", created_at=T0, max_queued=100, daily_budget=DailyBudget.of_usd(Decimal("5")))
 
 
 async def test_a_key_finds_its_tenant_until_revoked(store: Store) -> None:

@@ -1,4 +1,7 @@
-"""Two real worker processes on one SQLite file; one is killed with SIGKILL mid-job."""
+"""Two real worker processes on one database; one is killed with SIGKILL mid-job.
+
+It runs on a SQLite file and on a PostgreSQL schema of its own.
+"""
 
 from __future__ import annotations
 
@@ -9,16 +12,27 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from postgres_schemas import scratch_schema
 
 from backroom import App, JobState
-from backroom.store.sqlite import SqliteStore
 
 pytestmark = pytest.mark.slow
 HERE = Path(__file__).parent
 JOBS = 6
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A SQLite file, then a PostgreSQL schema of this test's own."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'jobs.db'}"
+        return
+    with scratch_schema(request.getfixturevalue("postgres_url")) as url:
+        yield url
 
 
 def start_worker(db_url: str, log: Path) -> subprocess.Popen[bytes]:
@@ -46,18 +60,25 @@ def effects(log: Path) -> list[tuple[int, int]]:
 
 def jobs(db_url: str) -> list:  # type: ignore[type-arg]
     async def read() -> list:  # type: ignore[type-arg]
-        async with App(store=SqliteStore.from_url(db_url)) as app:
+        async with App(db_url) as app:
             return await app.list_jobs()
 
     return asyncio.run(read())
 
 
-def test_a_killed_workers_job_finishes_elsewhere_and_its_effect_runs_once(tmp_path: Path) -> None:
-    db_url = f"sqlite:///{tmp_path / 'jobs.db'}"
+def victims_effect_stored(db_url: str, log: Path, victim_pid: int) -> bool:
+    """True once a job of the victim's has run its effect and stored its `once` record."""
+    victims_jobs = {job_id for job_id, pid in effects(log) if pid == victim_pid}
+    return any(job.id in victims_jobs and job.progress == 0.5 for job in jobs(db_url))
+
+
+def test_a_killed_workers_job_finishes_elsewhere_and_its_effect_runs_once(
+    db_url: str, tmp_path: Path
+) -> None:
     log = tmp_path / "effects.log"
 
     async def submit() -> None:
-        async with App(store=SqliteStore.from_url(db_url)) as app:
+        async with App(db_url) as app:
             for n in range(JOBS):
                 payload = {"log": str(log), "hold_ms": 1500, "n": n}
                 await app.submit("effect-then-hold", payload, key=f"job-{n}")
@@ -66,7 +87,7 @@ def test_a_killed_workers_job_finishes_elsewhere_and_its_effect_runs_once(tmp_pa
     victim = start_worker(db_url, tmp_path / "victim.log")
     survivor = start_worker(db_url, tmp_path / "survivor.log")
     try:
-        wait_until(lambda: any(pid == victim.pid for _, pid in effects(log)), "the victim's effect")
+        wait_until(lambda: victims_effect_stored(db_url, log, victim.pid), "the victim's effect")
         victim.send_signal(signal.SIGKILL)
         victim.wait(timeout=10)
         wait_until(lambda: all(job.state.terminal for job in jobs(db_url)), "every job to end", 90)

@@ -28,6 +28,7 @@ PARENTS = [
     (errors.StoreUnavailable, errors.StoreError),
     (errors.JobError, errors.BackroomError),
     (errors.Retryable, errors.JobError),
+    (errors.LaneLimited, errors.Retryable),
     (errors.Permanent, errors.JobError),
 ]
 

@@ -12,7 +12,7 @@ from decimal import Decimal
 import pytest
 
 from backroom import App, Job, JobState, Lease, RetryPolicy, WorkerConfig, run_until_idle
-from backroom.core.job import JSON
+from backroom.core.job import JSON, AttemptOutcome
 from backroom.core.usage import AttemptUsage, pico_usd
 from backroom.llm.clients import ProviderClients
 from backroom.llm.config import LLMConfig, ModelConfig, ModelLimits, ProviderConfig
@@ -194,13 +194,18 @@ async def test_a_refused_request_fails_at_once_and_is_reported(app: App, sink: R
     assert (report.usage, report.lane_tokens, report.pause_until) == (None, None, None)
 
 
-async def test_a_rate_limited_call_pauses_its_lane_and_the_job_retries(
+async def test_a_rate_limited_call_pauses_its_lane_and_the_job_waits_without_an_attempt(
     app: App, sink: ReportList
 ) -> None:
     payload = {"model": "priced", "input": "[fault:429:first=1:retry-after-ms=40] busy?"}
     job = await run_job(app, payload)
     assert job.state is JobState.SUCCEEDED
-    assert job.attempt == 2
+    assert job.attempt == 1
+    deferred, succeeded = await app.attempts(job.id)
+    assert deferred.outcome is AttemptOutcome.DEFERRED
+    assert deferred.error is not None
+    assert deferred.error.kind == "RateLimited"
+    assert succeeded.outcome is AttemptOutcome.SUCCEEDED
     refused, answered = sink.reports
     assert refused.usage is None
     assert refused.lane_tokens == 0
@@ -208,7 +213,7 @@ async def test_a_rate_limited_call_pauses_its_lane_and_the_job_retries(
     assert refused.pause_until >= refused.sent_at + 40
     assert refused.rate_limits.requests.limit == MOCK_RPM
     assert answered.usage is not None
-    assert answered.usage.attempt == 2
+    assert answered.usage.attempt == 1
     assert answered.rate_limits != RateLimitSnapshot()
 
 

@@ -48,6 +48,11 @@ def authenticator(app: App, admin_key: str | None, key_cache_ms: int) -> Authent
         if tenant is None:
             raise _unauthorized("the API key is unknown or revoked")
         cache.put(digest, tenant)
-        return Caller(tenant.name, admin=tenant.admin, max_queued=tenant.max_queued)
+        return Caller(
+            tenant.name,
+            admin=tenant.admin,
+            max_queued=tenant.max_queued,
+            daily_budget=tenant.daily_budget,
+        )
 
     return authenticate

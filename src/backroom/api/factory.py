@@ -15,6 +15,7 @@ from backroom.api.models import Problem
 from backroom.api.problems import install_problem_handlers
 from backroom.api.routes_dead_letters import dead_letters_router
 from backroom.api.routes_jobs import jobs_router
+from backroom.api.routes_llm import llm_router
 from backroom.api.routes_operations import operations_router
 from backroom.api.settings import ApiSettings
 from backroom.app import App
@@ -44,6 +45,7 @@ def create_api(app: App, settings: ApiSettings | None = None) -> FastAPI:
     policy = SubmitPolicy(chosen.queues, chosen.full_retry_after_s)
     api.include_router(jobs_router(app, authenticate, policy))
     api.include_router(dead_letters_router(app, authenticate))
+    api.include_router(llm_router(app, authenticate))
     api.include_router(operations_router(app))
     return api
 

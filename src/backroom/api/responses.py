@@ -12,11 +12,15 @@ PROBLEM_MEDIA_TYPE = "application/problem+json"
 
 _PROBLEM_DESCRIPTIONS = {
     401: "Missing or unknown API key.",
+    403: "Only an admin may do this.",
     404: "No such job (or another tenant's).",
     409: "The job is in a state that does not allow this.",
     413: "The request body is over the limit.",
     422: "Invalid request: the problem's `errors` name the fields.",
-    429: "The tenant is at its cap of queued jobs: retry after `Retry-After` seconds.",
+    429: (
+        "The tenant is at its cap of queued jobs, or has spent its daily budget for LLM "
+        "jobs: retry after `Retry-After` seconds."
+    ),
     503: "The store is unreachable.",
 }
 

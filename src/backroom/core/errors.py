@@ -12,6 +12,7 @@ BackroomError
 │   └── StoreUnavailable   the store cannot be reached right now
 └── JobError               raised by a handler to say how its attempt ended
     ├── Retryable          try again (no earlier than `after_ms`, if given)
+    │   └── LaneLimited    the lane's provider refused the call: wait, no attempt used
     └── Permanent          never try again: the job fails at once
 """
 
@@ -92,6 +93,14 @@ class Retryable(JobError):
     def __init__(self, message: str = "", *, after_ms: int | None = None) -> None:
         super().__init__(message)
         self.after_ms = after_ms
+
+
+class LaneLimited(Retryable):
+    """A call was refused for its lane's rate limit, not for anything the job did.
+
+    Raised by a task whose jobs run in a lane (an LLM provider's 429): the job goes
+    back to the queue for `after_ms` (or a moment) without using an attempt.
+    """
 
 
 class Permanent(JobError):

@@ -68,6 +68,9 @@ class NewJob:
     max_active: int | None = None
     """Refuse (`QueueFull`) if the tenant already has this many jobs queued or running;
     checked in the same transaction as the insert, after the idempotency key."""
+    lane: str | None = None
+    """The lane whose shared limits the job's calls count against (see
+    `backroom.core.lanes`); a claim passes over a job whose lane is paused or full."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,6 +116,7 @@ class Job:
     partial: JSON = None
     cancel_requested: bool = False
     metadata: dict[str, JSON] = field(default_factory=dict)
+    lane: str | None = None
 
     @property
     def lease(self) -> Lease:
@@ -134,6 +138,7 @@ class AttemptOutcome(enum.StrEnum):
     CANCELLED = "cancelled"
     LEASE_EXPIRED = "lease_expired"
     INTERRUPTED = "interrupted"
+    DEFERRED = "deferred"
 
 
 @dataclass(frozen=True, slots=True)

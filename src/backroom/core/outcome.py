@@ -43,5 +43,20 @@ class Released:
     reason: str = "worker shut down"
 
 
-Outcome = Succeeded | RetryAt | Failed | Cancelled | Released
+@dataclass(frozen=True, slots=True)
+class Deferred:
+    """The job could not start yet (its lane was busy, its tenant's budget spent, or
+    its provider refused the call for a rate limit): run again no earlier than
+    `run_at`; the attempt does not count.
+
+    `error` is what the provider said, when it refused a call; `reason` is stored
+    with the transition.
+    """
+
+    run_at: int
+    reason: str = "deferred"
+    error: ErrorInfo | None = None
+
+
+Outcome = Succeeded | RetryAt | Failed | Cancelled | Released | Deferred
 """How one attempt ended."""

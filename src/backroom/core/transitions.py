@@ -7,9 +7,10 @@
     queued --cancel--> cancelled
 
 The only way back from running is to queued, after a retryable failure (or an expired
-lease, or a release at shutdown) with attempts left. Stores apply the same changes in
-SQL, guarded by the lease token; these functions are the reference they are tested
-against, and raise `IllegalTransition` for anything the lifecycle forbids.
+lease, a release at shutdown, or a deferral while its lane is busy) with attempts
+left. Stores apply the same changes in SQL, guarded by the lease token; these
+functions are the reference they are tested against, and raise `IllegalTransition`
+for anything the lifecycle forbids.
 """
 
 from __future__ import annotations
@@ -18,7 +19,15 @@ import dataclasses
 
 from backroom.core.errors import IllegalTransition
 from backroom.core.job import ErrorInfo, Job, JobState, NewJob
-from backroom.core.outcome import Cancelled, Failed, Outcome, Released, RetryAt, Succeeded
+from backroom.core.outcome import (
+    Cancelled,
+    Deferred,
+    Failed,
+    Outcome,
+    Released,
+    RetryAt,
+    Succeeded,
+)
 
 Q, R, S, F, C = (
     JobState.QUEUED,
@@ -61,6 +70,7 @@ def new_job(job_id: int, new: NewJob, now: int) -> Job:
         idempotency_key=new.idempotency_key,
         fingerprint=new.fingerprint,
         metadata=dict(new.metadata),
+        lane=new.lane,
     )
 
 
@@ -103,7 +113,7 @@ def finish(job: Job, outcome: Outcome, now: int) -> Job:
         raise IllegalTransition(f"job {job.id} is {job.state}, not running")
     if isinstance(outcome, Succeeded):
         return _release_lease(job, S, now, result=outcome.result, finished_at=now, error=None)
-    if job.cancel_requested and isinstance(outcome, RetryAt | Released):
+    if job.cancel_requested and isinstance(outcome, RetryAt | Released | Deferred):
         # Cancellation was asked for while it ran: it must not run again.
         return _release_lease(job, C, now, finished_at=now)
     if isinstance(outcome, RetryAt):
@@ -116,6 +126,8 @@ def finish(job: Job, outcome: Outcome, now: int) -> Job:
         return _release_lease(job, C, now, finished_at=now)
     if isinstance(outcome, Released):
         return _release_lease(job, Q, now, run_at=now, attempt=job.attempt - 1)
+    if isinstance(outcome, Deferred):
+        return _release_lease(job, Q, now, run_at=outcome.run_at, attempt=job.attempt - 1)
     raise IllegalTransition(f"unknown outcome {outcome!r}")
 
 

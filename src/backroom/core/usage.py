@@ -85,6 +85,16 @@ class UsageTotals:
         """The summed cost in exact dollars (calls without prices count as free)."""
         return usd(self.cost_pico_usd)
 
+    def __add__(self, other: UsageTotals) -> UsageTotals:
+        """These totals and `other`'s, summed."""
+        return UsageTotals(
+            calls=self.calls + other.calls,
+            input_tokens=self.input_tokens + other.input_tokens,
+            cached_tokens=self.cached_tokens + other.cached_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cost_pico_usd=self.cost_pico_usd + other.cost_pico_usd,
+        )
+
     def plus(self, usage: AttemptUsage) -> UsageTotals:
         """These totals with one more call added."""
         return UsageTotals(

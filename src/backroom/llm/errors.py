@@ -18,7 +18,7 @@ from collections.abc import Mapping
 
 import openai
 
-from backroom.core.errors import Permanent, Retryable
+from backroom.core.errors import LaneLimited, Permanent, Retryable
 from backroom.llm.ratelimit_headers import (
     RateLimitSnapshot,
     parse_rate_limit_headers,
@@ -33,7 +33,7 @@ _FIRST_SERVER_ERROR = 500
 _TRANSIENT_STREAM_CODES = frozenset({"server_error", "rate_limit_exceeded", "vector_store_timeout"})
 
 
-class RateLimited(Retryable):
+class RateLimited(LaneLimited):
     """A 429 rate-limit answer: retry after `after_ms`, and slow the whole lane down.
 
     `rate_limits` holds the `x-ratelimit-*` headers that came with it.

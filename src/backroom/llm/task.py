@@ -1,6 +1,6 @@
 """The `llm.respond` task: one LLM call per attempt, its usage and cost reported.
 
-    respond = register_llm_tasks(app, load_llm_config(path, os.environ), sink)
+    respond = register_llm_tasks(app, load_llm_config(path, os.environ))
     ...
     await respond.aclose()  # when the worker stops: closes the SDK clients
 
@@ -36,6 +36,7 @@ from backroom.llm.progress import DeltaCallback
 from backroom.llm.ratelimit_headers import RateLimitSnapshot
 from backroom.llm.request import LLMResult
 from backroom.llm.task_input import RespondInput
+from backroom.llm.usage_sink import StoreCallSink
 from backroom.tasks import Task
 
 RESPOND_TASK = "llm.respond"
@@ -146,12 +147,12 @@ class RespondTask:
         self._clients = ProviderClients(call_timeout_s)
 
     def task(self) -> Task:
-        """The task to register on an app.
+        """The task to register on an app, its jobs in the lanes of their models.
 
         No task timeout: the SDK's per-exchange timeout ends a hung call, and a
         stream that keeps sending may take as long as it needs.
         """
-        return Task(RESPOND_TASK, self.handle)
+        return Task(RESPOND_TASK, self.handle, lane=self.lane_request)
 
     def lane_request(self, payload: JSON) -> LaneRequest | None:
         """The lane a job with input `payload` runs in, or None if the input is unusable."""
@@ -191,11 +192,16 @@ class RespondTask:
 def register_llm_tasks(
     app: App,
     config: LLMConfig,
-    sink: CallSink,
+    sink: CallSink | None = None,
     *,
     call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
 ) -> RespondTask:
-    """Register `llm.respond` on `app`; close the returned task's clients when done."""
-    respond_task = RespondTask(config, sink, call_timeout_s=call_timeout_s)
+    """Register `llm.respond` on `app`; close the returned task's clients when done.
+
+    Calls are reported to `sink`, by default a `StoreCallSink`: usage and lane
+    settlements go to the app's store.
+    """
+    chosen = StoreCallSink(app) if sink is None else sink
+    respond_task = RespondTask(config, chosen, call_timeout_s=call_timeout_s)
     app.tasks.add(respond_task.task())
     return respond_task

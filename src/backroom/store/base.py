@@ -13,7 +13,11 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from backroom.core.job import JSON, Attempt, Job, JobEvent, JobState, Lease, NewJob, SubmitResult
+from backroom.core.lane_settlement import LaneSettlement
+from backroom.core.lanes import Denied, Grant, LaneRequest
 from backroom.core.outcome import Outcome
+from backroom.core.usage import AttemptUsage, DailyBudget, UsageTotals
+from backroom.store.llm_records import LaneStatus, UsageGroup, UsageQuery
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,14 +88,14 @@ class Tenant:
     """A customer of the service: its name, caps, and whether its keys are admin keys.
 
     `max_queued` caps the tenant's jobs that are queued or running (None: no cap);
-    `daily_budget_usd` caps its LLM spend per UTC day (None: no cap).
+    `daily_budget` caps its LLM spend per UTC day (None: no cap).
     """
 
     name: str
     created_at: int
     max_queued: int | None = None
     admin: bool = False
-    daily_budget_usd: float | None = None
+    daily_budget: DailyBudget | None = None
 
 
 class Store(Protocol):
@@ -144,6 +148,15 @@ class Store(Protocol):
 
     async def redrive(self, where: RedriveFilter, now: int) -> list[Job]:
         """Send failed jobs back to the queue with a fresh attempt budget."""
+
+    async def prune(self, older_than: int, states: Sequence[JobState], limit: int) -> int:
+        """Delete up to `limit` jobs in `states` that finished before `older_than`.
+
+        Their attempts, events and `once` records go with them, in one short
+        transaction; returns how many jobs were deleted, so a caller prunes a backlog
+        by calling again until fewer than `limit` come back. Raises `ValueError` for
+        a state that is not final.
+        """
 
     async def set_progress(
         self, lease: Lease, fraction: float | None, partial: JSON, now: int
@@ -200,3 +213,47 @@ class Store(Protocol):
 
     async def revoke_keys(self, tenant: str, now: int) -> int:
         """Revoke every key of the tenant; how many were revoked."""
+
+    async def get_tenant(self, name: str) -> Tenant | None:
+        """The tenant called `name`, or None."""
+
+    # -- lanes and LLM usage ------------------------------------------------------------
+
+    async def lane_acquire(self, lease: Lease, request: LaneRequest, now: int) -> Grant | Denied:
+        """Take one call's share of its lane for the job `lease` holds, or say when to retry.
+
+        The lane's shared state is locked, refilled and charged as
+        `backroom.core.lanes.acquire` says, under the request's limits. A grant is
+        saved on the job: its slot counts while the job runs and holds it, and frees
+        when `lane_settle` settles it or the attempt ends (an expired lease too).
+        Raises `LeaseLost` if the lease is no longer held (nothing is taken then).
+        """
+
+    async def lane_settle(self, lease: Lease, settlement: LaneSettlement, now: int) -> None:
+        """Settle the call the job `lease` holds a grant for (see `core.lane_settlement`).
+
+        Without a grant held (settled already, or the lease is gone) the provider's
+        report still throttles and pauses the lane.
+        """
+
+    async def lane_release(self, lease: Lease) -> bool:
+        """Free the slot of the grant `lease` holds, if it still holds one (True then).
+
+        The grant's estimate stays charged: without a report nothing says otherwise.
+        An attempt calls it when it ends, whether or not its call was settled.
+        """
+
+    async def lanes(self, now: int) -> list[LaneStatus]:
+        """Every lane that has had a call, by name, as of `now`."""
+
+    async def record_usage(self, usage: AttemptUsage) -> None:
+        """Store what one attempt's call used; a repeat for the same attempt replaces it."""
+
+    async def usage_totals(self, job_id: int) -> UsageTotals:
+        """What every attempt of the job used, summed (zero when nothing was recorded)."""
+
+    async def spent_pico_usd(self, tenant: str, since: int, until: int) -> int:
+        """The tenant's LLM spend on calls that ended in `[since, until)`, in pico-dollars."""
+
+    async def usage_groups(self, query: UsageQuery) -> list[UsageGroup]:
+        """Usage summed per tenant and model, or tenant and UTC day; in that order."""

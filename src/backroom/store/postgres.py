@@ -13,11 +13,21 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from backroom.core.errors import LeaseLost
-from backroom.core.job import JSON, Attempt, Job, JobEvent, Lease, NewJob, SubmitResult
+from backroom.core.job import (
+    JSON,
+    Attempt,
+    Job,
+    JobEvent,
+    JobState,
+    Lease,
+    NewJob,
+    SubmitResult,
+)
 from backroom.core.outcome import Outcome
 from backroom.core.transitions import LEASE_EXPIRED
 from backroom.store import postgres_handler_sql as handler_sql
 from backroom.store import postgres_queries as queries
+from backroom.store import postgres_retention as retention
 from backroom.store import postgres_sql as sql
 from backroom.store import postgres_tenants as tenants
 from backroom.store.base import (
@@ -30,6 +40,7 @@ from backroom.store.base import (
 )
 from backroom.store.postgres_database import PostgresDatabase, PostgresSettings
 from backroom.store.postgres_listener import NewWorkListener
+from backroom.store.postgres_llm import PostgresLlmMethods
 from backroom.store.postgres_params import finish_columns, lease_columns, queue_filter
 from backroom.store.postgres_submit import submit_jobs
 from backroom.store.rows import (
@@ -43,8 +54,11 @@ from backroom.store.rows import (
 )
 
 
-class PostgresStore:
-    """`Store` on PostgreSQL through an asyncpg pool; `migrate()` once, `close()` at the end."""
+class PostgresStore(PostgresLlmMethods):
+    """`Store` on PostgreSQL through an asyncpg pool; `migrate()` once, `close()` at the end.
+
+    Lanes and LLM usage are in `PostgresLlmMethods`.
+    """
 
     def __init__(self, settings: PostgresSettings) -> None:
         self._database = PostgresDatabase(settings)
@@ -59,6 +73,10 @@ class PostgresStore:
     async def migrate(self) -> None:
         """Create or upgrade the schema; safe to call from many processes at once."""
         await self._database.migrate()
+
+    async def schema_version(self) -> int:
+        """The number of the newest migration applied; 0 before the first."""
+        return await self._database.schema_version()
 
     async def close(self) -> None:
         """Stop listening and close every connection."""
@@ -108,18 +126,18 @@ class PostgresStore:
         """Take up to `limit` due queued jobs from `queues` (all queues if empty)."""
         if limit <= 0:
             return []
-        lanes, lane_arguments = (
-            (sql.LISTED_LANES, [list(queues)]) if queues else (sql.EVERY_LANE, [])
+        queue_order, queue_arguments = (
+            (sql.LISTED_QUEUES, [list(queues)]) if queues else (sql.EVERY_QUEUE, [])
         )
         async with self._database.connection() as connection:
             rows = await connection.fetch(
-                sql.CLAIM.format(lanes=lanes),
+                sql.CLAIM.format(queue_order=queue_order),
                 now,
                 limit,
                 lease_ms,
                 worker_id,
                 Reason.CLAIMED,
-                *lane_arguments,
+                *queue_arguments,
             )
         return [job_from_row(row) for row in rows]
 
@@ -182,6 +200,11 @@ class PostgresStore:
                 list(where.job_ids),
             )
         return [job_from_row(row) for row in rows]
+
+    async def prune(self, older_than: int, states: Sequence[JobState], limit: int) -> int:
+        """Delete up to `limit` jobs in `states` that finished before `older_than`."""
+        async with self._database.connection() as connection:
+            return await retention.prune(connection, older_than, states, limit)
 
     async def set_progress(
         self, lease: Lease, fraction: float | None, partial: JSON, now: int

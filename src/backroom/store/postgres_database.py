@@ -74,6 +74,18 @@ class PostgresSettings:
     application_name: str = "backroom"
 
 
+async def _release_as_is(connection: asyncpg.Connection[asyncpg.Record]) -> None:
+    """Hand a pooled connection back without asyncpg's reset query.
+
+    By default asyncpg sends `pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *; RESET ALL`
+    after every use: a second round trip for each one-statement operation, and one the
+    caller waits for. Our pooled sessions never keep state between operations (advisory
+    locks are transaction-scoped, LISTEN has a connection of its own, nothing runs SET or
+    opens a cursor outside a transaction), and asyncpg still rolls back a transaction
+    left open, so there is nothing to reset.
+    """
+
+
 class PostgresDatabase:
     """A lazily opened asyncpg pool that reports connection loss as `StoreUnavailable`."""
 
@@ -132,6 +144,7 @@ class PostgresDatabase:
                     max_size=self.settings.max_connections,
                     timeout=self.settings.connect_timeout_s,
                     server_settings=self._server_settings,
+                    reset=_release_as_is,
                 )
             return self._pool
 
@@ -156,6 +169,16 @@ class PostgresDatabase:
                     migration.version,
                     migration.name,
                 )
+
+    async def schema_version(self) -> int:
+        """The number of the newest migration applied; 0 before the first."""
+        async with self.connection() as connection:
+            if await connection.fetchval("SELECT to_regclass('schema_version')") is None:
+                return 0
+            version: int = await connection.fetchval(
+                "SELECT COALESCE(max(version), 0) FROM schema_version"
+            )
+        return version
 
     async def close(self) -> None:
         """Close the pool's connections (waiting for those in use to come back)."""

@@ -27,6 +27,7 @@ def submit_columns(jobs: Sequence[NewJob]) -> Columns:
         [new.idempotency_key for new in jobs],
         [new.fingerprint for new in jobs],
         [dump_json(new.metadata) for new in jobs],
+        [new.lane for new in jobs],
     ]
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from backroom.store.postgres_lanes import LANE_USE
+
 GET_JOB = "SELECT * FROM jobs WHERE id = $1 AND ($2::text IS NULL OR tenant = $2)"
 """$1 job id, $2 tenant (NULL: any)."""
 
@@ -79,10 +81,22 @@ Queued jobs are counted queue by queue in `jobs_claim`, running ones among the f
 index just for this count, so none competes with the claim's.
 """
 
-NEXT_WAKEUP = """
+NEXT_WAKEUP = f"""
+WITH {LANE_USE},
+full_lanes (name) AS (
+    SELECT name FROM lane_states LEFT JOIN lane_use ON lane_use.lane = name
+    WHERE max_concurrency <= COALESCE(in_flight, 0)
+)
 SELECT LEAST(
-    (SELECT min(run_at) FROM jobs WHERE state = 'queued' {queue_filter}),
-    (SELECT min(lease_expires_at) FROM jobs WHERE state = 'running' {queue_filter})
+    (SELECT min(GREATEST(job.run_at, lane_state.paused_until))
+     FROM jobs AS job LEFT JOIN lane_states AS lane_state ON lane_state.name = job.lane
+     WHERE job.state = 'queued' {{queue_filter}}
+       AND (job.lane IS NULL OR job.lane <> ALL (ARRAY(SELECT name FROM full_lanes)))),
+    (SELECT min(lease_expires_at) FROM jobs WHERE state = 'running' {{queue_filter}})
 )
 """
-"""`{queue_filter}` may name $1 (see `postgres_params.queue_filter`)."""
+"""`{queue_filter}` may name $1 (see `postgres_params.queue_filter`).
+
+A job of a paused lane is due when both it and the pause are; a job of a lane with no
+free slot has no time of its own: the settle that frees one notifies.
+"""

@@ -7,12 +7,17 @@ may make a job claimable end with `wake`, a CTE calling `pg_notify` once when th
 did; it commits (and is delivered) with the rows it announces. The final SELECT reads
 it as `woken` only because PostgreSQL never runs a CTE that nothing reads.
 
-Multi-row writes to running jobs (`heartbeat`, `finish`) first lock their rows in id
-order, so two batches that share jobs always queue behind each other instead of
-deadlocking. The claim and the lease sweep skip locked rows and never wait: the claim
-reads its candidates without locks, then locks them in claim order with SKIP LOCKED,
-passing over those another claim holds (so of two claims in flight at once, the later
-may come back short, and its worker claims again).
+Multi-row writes to running jobs (`heartbeat`, `finish`) walk their batch in job id
+order, looking each job up by its primary key and locking it there: a subquery with a
+locking clause, joined LATERAL, is one the planner can neither flatten nor reorder. So
+two batches that share jobs always queue behind each other instead of deadlocking, and
+the cost stays linear in the batch whatever the statistics say (a plan that joins the
+batch to the table may otherwise unnest the whole batch again for every job).
+
+The claim and the lease sweep skip locked rows and never wait: the claim reads its
+candidates without locks, then locks them in claim order with SKIP LOCKED, passing over
+those another claim holds (so of two claims in flight at once, the later may come back
+short, and its worker claims again).
 
 A job table's statistics are nearly always stale (its rows change state faster than
 autovacuum analyzes them), and a plan misled by them reads a whole partial index on
@@ -24,6 +29,7 @@ would match (`jobs_claim`, `jobs_leases`) must not be the way in.
 
 from __future__ import annotations
 
+from backroom.store.postgres_lanes import LANE_ROOM
 from backroom.store.postgres_queries import QUEUES_WITH_WORK
 
 # -- submitting -----------------------------------------------------------------------
@@ -31,13 +37,15 @@ from backroom.store.postgres_queries import QUEUES_WITH_WORK
 SUBMIT = """
 WITH inserted AS (
     INSERT INTO jobs (tenant, task, queue, priority, state, input, max_attempts, timeout_ms,
-                      run_at, created_at, updated_at, idempotency_key, fingerprint, metadata)
+                      run_at, created_at, updated_at, idempotency_key, fingerprint, metadata,
+                      lane)
     SELECT tenant, task, queue, priority, 'queued', input, max_attempts, timeout_ms,
-           run_at, $1::bigint, $1::bigint, idempotency_key, fingerprint, metadata
+           run_at, $1::bigint, $1::bigint, idempotency_key, fingerprint, metadata, lane
     FROM unnest($4::text[], $5::text[], $6::text[], $7::integer[], $8::text[], $9::integer[],
-                $10::bigint[], $11::bigint[], $12::text[], $13::text[], $14::text[])
+                $10::bigint[], $11::bigint[], $12::text[], $13::text[], $14::text[],
+                $15::text[])
          WITH ORDINALITY AS new (tenant, task, queue, priority, input, max_attempts, timeout_ms,
-                                 run_at, idempotency_key, fingerprint, metadata, position)
+                                 run_at, idempotency_key, fingerprint, metadata, lane, position)
     -- Ids are drawn in this order, so sorting the returned rows by id restores it.
     ORDER BY position
     ON CONFLICT (tenant, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
@@ -63,43 +71,58 @@ that two submitters never wait for each other in a cycle."""
 
 # -- claiming -------------------------------------------------------------------------
 
-CLAIM = """
-WITH RECURSIVE {lanes},
-tenants (queue, lane, tenant) AS (
-    -- Each lane's tenants with queued jobs: one seek in `jobs_claim` per tenant (the
+CLAIM = f"""
+WITH RECURSIVE {{queue_order}},
+{LANE_ROOM},
+tenants (queue, queue_rank, tenant) AS (
+    -- Each queue's tenants with queued jobs: one seek in `jobs_claim` per tenant (the
     -- ORDER BY is that index's, so no other index looks cheaper to the planner).
-    SELECT queue, lane,
-           (SELECT tenant FROM jobs WHERE state = 'queued' AND queue = lanes.queue
+    SELECT queue, queue_rank,
+           (SELECT tenant FROM jobs WHERE state = 'queued' AND queue = queue_order.queue
             ORDER BY tenant, priority DESC LIMIT 1)
-    FROM lanes
+    FROM queue_order
     UNION ALL
-    SELECT queue, lane,
+    SELECT queue, queue_rank,
            (SELECT tenant FROM jobs
             WHERE state = 'queued' AND queue = tenants.queue AND tenant > tenants.tenant
             ORDER BY tenant, priority DESC LIMIT 1)
     FROM tenants WHERE tenant IS NOT NULL
 ),
 candidates AS (
-    -- Each tenant's first due jobs, numbered into rounds within a priority.
-    SELECT tenants.lane, job.id, job.priority, job.run_at,
-           row_number() OVER (PARTITION BY tenants.lane, tenants.tenant, job.priority
+    -- Each tenant's first due jobs outside closed lanes, numbered into rounds within a
+    -- priority.
+    SELECT tenants.queue_rank, job.id, job.priority, job.run_at, job.lane,
+           row_number() OVER (PARTITION BY tenants.queue_rank, tenants.tenant, job.priority
                               ORDER BY job.run_at, job.id) AS round
     FROM tenants
     CROSS JOIN LATERAL (
-        SELECT id, priority, run_at FROM jobs
+        SELECT id, priority, run_at, lane FROM jobs
         WHERE state = 'queued' AND queue = tenants.queue AND tenant = tenants.tenant
           AND run_at <= $1
+          AND (lane IS NULL OR lane <> ALL (ARRAY(SELECT name FROM lane_room WHERE room = 0)))
         ORDER BY priority DESC, run_at, id
         LIMIT $2
     ) AS job
 ),
+admitted AS (
+    -- No more of a lane's jobs than it has room for (see `postgres_lanes.LANE_ROOM`).
+    SELECT ranked.* FROM (
+        SELECT candidates.*,
+               row_number() OVER (PARTITION BY candidates.lane
+                                  ORDER BY queue_rank, priority DESC, round, run_at, id)
+                   AS lane_rank
+        FROM candidates
+    ) AS ranked
+    LEFT JOIN lane_room ON lane_room.name = ranked.lane
+    WHERE lane_room.room IS NULL OR ranked.lane_rank <= lane_room.room
+),
 picked AS (
     -- Lock in claim order, passing over jobs another claim holds (or just took).
-    SELECT job.id, candidates.lane, candidates.round
-    FROM candidates JOIN jobs AS job ON job.id = candidates.id
-    WHERE job.id = ANY (ARRAY(SELECT id FROM candidates)) AND (job.state = 'queued') IS TRUE
-    ORDER BY candidates.lane, candidates.priority DESC, candidates.round,
-             candidates.run_at, candidates.id
+    SELECT job.id, admitted.queue_rank, admitted.round
+    FROM admitted JOIN jobs AS job ON job.id = admitted.id
+    WHERE job.id = ANY (ARRAY(SELECT id FROM admitted)) AND (job.state = 'queued') IS TRUE
+    ORDER BY admitted.queue_rank, admitted.priority DESC, admitted.round,
+             admitted.run_at, admitted.id
     LIMIT $2
     FOR UPDATE OF job SKIP LOCKED
 ),
@@ -107,9 +130,9 @@ claimed AS (
     UPDATE jobs AS job
     SET state = 'running', attempt = job.attempt + 1, lease_token = job.lease_token + 1,
         lease_expires_at = $1 + $3::bigint, worker_id = $4, started_at = $1, updated_at = $1,
-        cancel_requested = FALSE
+        cancel_requested = FALSE, lane_grant = NULL
     FROM picked WHERE job.id = picked.id
-    RETURNING job.*, picked.lane, picked.round
+    RETURNING job.*, picked.queue_rank, picked.round
 ),
 started AS (
     INSERT INTO attempts (job_id, number, lease_token, worker_id, started_at)
@@ -119,42 +142,47 @@ moved AS (
     INSERT INTO job_events (job_id, at, from_state, to_state, reason)
     SELECT id, $1, 'queued', 'running', $5 FROM claimed
 )
-SELECT * FROM claimed ORDER BY lane, priority DESC, round, run_at, id
+SELECT * FROM claimed ORDER BY queue_rank, priority DESC, round, run_at, id
 """
-"""$1 now, $2 limit, $3 lease ms, $4 worker id, $5 reason; `{lanes}` is `LISTED_LANES`
-(naming $6) or `EVERY_LANE`.
+"""$1 now, $2 limit, $3 lease ms, $4 worker id, $5 reason; `{queue_order}` is
+`LISTED_QUEUES` (naming $6) or `EVERY_QUEUE`.
 
-Claim order: lane by lane; within a lane (a queue), priority (highest first), then
-round robin among tenants, then due time, then id. Each tenant offers at most `limit`
+Claim order: queue by queue; within a queue, priority (highest first), then round
+robin among tenants, then due time, then id. Each tenant offers at most `limit`
 candidates, so a tenant's backlog of 10,000 jobs costs a claim no more than `limit`.
+A job of a lane that is paused or full is passed over, and no more of a lane's jobs
+are taken than it has room for: the worker would only give them back unstarted.
 """
 
-LISTED_LANES = """lanes (queue, lane) AS (
-    SELECT queue, lane FROM unnest($6::text[]) WITH ORDINALITY AS listed (queue, lane)
+LISTED_QUEUES = """queue_order (queue, queue_rank) AS (
+    SELECT queue, queue_rank FROM unnest($6::text[]) WITH ORDINALITY AS listed (queue, queue_rank)
 )"""
 """The queues a worker names, served in the order it lists them."""
 
-EVERY_LANE = f"""{QUEUES_WITH_WORK},
-lanes (queue, lane) AS (
+EVERY_QUEUE = f"""{QUEUES_WITH_WORK},
+queue_order (queue, queue_rank) AS (
     -- `interactive` first and `batch` last, the rest by name in between.
     SELECT queue, row_number() OVER (
         ORDER BY queue <> 'interactive', queue = 'batch', queue COLLATE "C"
     )
     FROM queues WHERE queue IS NOT NULL
 )"""
-"""Every queue with queued jobs, in lane precedence."""
+"""Every queue with queued jobs, in precedence order."""
 
 
 # -- leases ---------------------------------------------------------------------------
 
 HEARTBEAT = """
 WITH held AS (
-    SELECT job.id FROM jobs AS job
-    JOIN unnest($3::bigint[], $4::bigint[]) AS lease (job_id, token)
-      ON job.id = lease.job_id AND job.lease_token = lease.token
-    WHERE job.id = ANY ($3::bigint[]) AND (job.state = 'running') IS TRUE
-    ORDER BY job.id
-    FOR UPDATE OF job
+    SELECT job.id
+    FROM (SELECT * FROM unnest($3::bigint[], $4::bigint[]) AS lease (job_id, token)
+          ORDER BY job_id) AS lease
+    CROSS JOIN LATERAL (
+        SELECT id FROM jobs AS job
+        WHERE job.id = lease.job_id AND job.lease_token = lease.token
+          AND (job.state = 'running') IS TRUE
+        FOR UPDATE
+    ) AS job
 )
 UPDATE jobs AS job SET lease_expires_at = $1 + $2::bigint, updated_at = $1
 FROM held WHERE job.id = held.id
@@ -175,15 +203,17 @@ WITH outcome AS (
 ), held AS (
     -- An outcome whose write depends on the job's state comes once per case
     -- (`when_spent`, `when_cancel_requested`); the job's own columns pick one.
-    SELECT job.id, outcome.* FROM jobs AS job
-    JOIN outcome ON job.id = outcome.job_id AND job.lease_token = outcome.token
-     AND (outcome.when_spent IS NULL
-          OR outcome.when_spent = (job.attempt >= job.max_attempts))
-     AND (outcome.when_cancel_requested IS NULL
-          OR outcome.when_cancel_requested = job.cancel_requested)
-    WHERE job.id = ANY ($3::bigint[]) AND (job.state = 'running') IS TRUE
-    ORDER BY job.id
-    FOR UPDATE OF job
+    SELECT job.id, outcome.* FROM (SELECT * FROM outcome ORDER BY job_id) AS outcome
+    CROSS JOIN LATERAL (
+        SELECT id FROM jobs AS job
+        WHERE job.id = outcome.job_id AND job.lease_token = outcome.token
+          AND (job.state = 'running') IS TRUE
+          AND (outcome.when_spent IS NULL
+               OR outcome.when_spent = (job.attempt >= job.max_attempts))
+          AND (outcome.when_cancel_requested IS NULL
+               OR outcome.when_cancel_requested = job.cancel_requested)
+        FOR UPDATE
+    ) AS job
 ), finished AS (
     UPDATE jobs AS job SET
         state = held.state,

@@ -11,9 +11,9 @@ from typing import TypeAlias
 import asyncpg
 
 from backroom.store.base import Tenant
-from backroom.store.rows import tenant_from_row
+from backroom.store.rows import budget_column, tenant_from_row
 
-_TENANT_COLUMNS = "name, created_at, max_queued, admin, daily_budget_usd"
+_TENANT_COLUMNS = "name, created_at, max_queued, admin, daily_budget_pico_usd"
 
 # A string: asyncpg's classes are generic for type checkers only.
 Connection: TypeAlias = (
@@ -28,13 +28,13 @@ async def create_tenant(connection: Connection, tenant: Tenant, key_hash: str) -
         row = await connection.fetchrow(
             f"INSERT INTO tenants ({_TENANT_COLUMNS}) VALUES ($1, $2, $3, $4, $5) "
             "ON CONFLICT (name) DO UPDATE SET max_queued = excluded.max_queued, "
-            "admin = excluded.admin, daily_budget_usd = excluded.daily_budget_usd "
+            "admin = excluded.admin, daily_budget_pico_usd = excluded.daily_budget_pico_usd "
             f"RETURNING {_TENANT_COLUMNS}",
             tenant.name,
             tenant.created_at,
             tenant.max_queued,
             tenant.admin,
-            tenant.daily_budget_usd,
+            budget_column(tenant),
         )
         await connection.execute(
             "INSERT INTO api_keys (key_hash, tenant, created_at) VALUES ($1, $2, $3)",
@@ -49,11 +49,17 @@ async def create_tenant(connection: Connection, tenant: Tenant, key_hash: str) -
 async def tenant_for_key(connection: Connection, key_hash: str) -> Tenant | None:
     """The tenant an unrevoked key belongs to, or None."""
     row = await connection.fetchrow(
-        "SELECT t.name, t.created_at, t.max_queued, t.admin, t.daily_budget_usd "
+        "SELECT t.name, t.created_at, t.max_queued, t.admin, t.daily_budget_pico_usd "
         "FROM api_keys AS k JOIN tenants AS t ON t.name = k.tenant "
         "WHERE k.key_hash = $1 AND k.revoked_at IS NULL",
         key_hash,
     )
+    return None if row is None else tenant_from_row(row)
+
+
+async def get_tenant(connection: Connection, name: str) -> Tenant | None:
+    """The tenant called `name`, or None."""
+    row = await connection.fetchrow(f"SELECT {_TENANT_COLUMNS} FROM tenants WHERE name = $1", name)
     return None if row is None else tenant_from_row(row)
 
 

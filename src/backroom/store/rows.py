@@ -21,7 +21,16 @@ from backroom.core.job import (
     JobEvent,
     JobState,
 )
-from backroom.core.outcome import Cancelled, Failed, Outcome, Released, RetryAt, Succeeded
+from backroom.core.outcome import (
+    Cancelled,
+    Deferred,
+    Failed,
+    Outcome,
+    Released,
+    RetryAt,
+    Succeeded,
+)
+from backroom.core.usage import DailyBudget
 from backroom.store.base import Tenant
 
 
@@ -109,6 +118,7 @@ def job_from_row(row: Row) -> Job:
         partial=load_json(row["partial"]),
         cancel_requested=bool(row["cancel_requested"]),
         metadata=load_json(row["metadata"]),
+        lane=row["lane"],
     )
 
 
@@ -162,6 +172,14 @@ class OutcomeWrite:
     next_attempt_at: int | None = None
 
 
+_QUEUEING_ATTEMPT_OUTCOMES: dict[type[Outcome], AttemptOutcome] = {
+    RetryAt: AttemptOutcome.RETRY,
+    Released: AttemptOutcome.INTERRUPTED,
+    Deferred: AttemptOutcome.DEFERRED,
+}
+"""How an attempt ended, for the outcomes that would queue its job again."""
+
+
 def outcome_write(
     outcome: Outcome, attempts_left: int, now: int, *, cancel_requested: bool = False
 ) -> OutcomeWrite:
@@ -171,17 +189,14 @@ def outcome_write(
     never ask for one, and failing is the only end that keeps the job's error. A job
     whose cancellation was asked for while it ran is cancelled rather than queued again.
     """
-    if cancel_requested and isinstance(outcome, RetryAt | Released):
-        attempt = (
-            AttemptOutcome.RETRY if isinstance(outcome, RetryAt) else AttemptOutcome.INTERRUPTED
-        )
+    if cancel_requested and isinstance(outcome, RetryAt | Released | Deferred):
         return OutcomeWrite(
             JobState.CANCELLED,
-            attempt,
+            _QUEUEING_ATTEMPT_OUTCOMES[type(outcome)],
             reason=Reason.CANCELLED,
             keeps_error=True,
             finished_at=now,
-            attempt_error=outcome.error if isinstance(outcome, RetryAt) else None,
+            attempt_error=None if isinstance(outcome, Released) else outcome.error,
         )
     if isinstance(outcome, RetryAt) and attempts_left == 0:
         outcome = Failed(outcome.error)
@@ -220,6 +235,17 @@ def outcome_write(
             keeps_error=True,
             finished_at=now,
         )
+    if isinstance(outcome, Deferred):
+        return OutcomeWrite(
+            JobState.QUEUED,
+            AttemptOutcome.DEFERRED,
+            reason=outcome.reason,
+            keeps_error=True,
+            run_at=outcome.run_at,
+            attempt_refund=1,
+            attempt_error=outcome.error,
+            next_attempt_at=outcome.run_at,
+        )
     return OutcomeWrite(
         JobState.QUEUED,
         AttemptOutcome.INTERRUPTED,
@@ -233,10 +259,16 @@ def outcome_write(
 
 def tenant_from_row(row: Row) -> Tenant:
     """The `Tenant` a row of the tenants table holds."""
+    budget = row["daily_budget_pico_usd"]
     return Tenant(
         name=row["name"],
         created_at=row["created_at"],
         max_queued=row["max_queued"],
         admin=bool(row["admin"]),
-        daily_budget_usd=row["daily_budget_usd"],
+        daily_budget=None if budget is None else DailyBudget(budget),
     )
+
+
+def budget_column(tenant: Tenant) -> int | None:
+    """The `daily_budget_pico_usd` column of a tenant's row."""
+    return None if tenant.daily_budget is None else tenant.daily_budget.limit_pico_usd

@@ -14,12 +14,13 @@ from collections.abc import Callable, Sequence
 
 from backroom.core.errors import ConfigError
 from backroom.core.job import JSON, Attempt, Job, JobEvent, JobState, Lease, NewJob, SubmitResult
-from backroom.core.outcome import Outcome, Released, RetryAt
+from backroom.core.outcome import Deferred, Outcome, Released, RetryAt
 from backroom.store import (
     sqlite_finish,
     sqlite_handler_writes,
     sqlite_jobs,
     sqlite_leases,
+    sqlite_retention,
     sqlite_tenants,
 )
 from backroom.store import sqlite_queries as queries
@@ -32,7 +33,8 @@ from backroom.store.base import (
     Tenant,
 )
 from backroom.store.sqlite_connection import SqliteDatabase
-from backroom.store.sqlite_migrate import apply_migrations
+from backroom.store.sqlite_llm import SqliteLlmMethods
+from backroom.store.sqlite_migrate import apply_migrations, schema_version
 
 _MEMORY = ":memory:"
 
@@ -51,8 +53,11 @@ def sqlite_path(url: str) -> str:
     return path
 
 
-class SqliteStore:
-    """`Store` on SQLite; call `migrate()` once before use, `close()` at the end."""
+class SqliteStore(SqliteLlmMethods):
+    """`Store` on SQLite; call `migrate()` once before use, `close()` at the end.
+
+    Lanes and LLM usage are in `SqliteLlmMethods`.
+    """
 
     def __init__(
         self, path: str, *, synchronous: str = "FULL", busy_timeout_ms: int = 5000
@@ -70,6 +75,10 @@ class SqliteStore:
     async def migrate(self) -> None:
         """Create or upgrade the schema; safe to call from many processes at once."""
         await self._database.write(apply_migrations)
+
+    async def schema_version(self) -> int:
+        """The number of the newest migration applied; 0 before the first."""
+        return await self._database.read(schema_version)
 
     async def close(self) -> None:
         """Close the connection and its thread."""
@@ -133,7 +142,7 @@ class SqliteStore:
             lambda connection: sqlite_finish.finish(connection, batch, now)
         )
         if any(
-            held and isinstance(outcome, RetryAt | Released)
+            held and isinstance(outcome, RetryAt | Released | Deferred)
             for held, (_, outcome) in zip(applied, batch, strict=True)
         ):
             self._announce_new_work()
@@ -162,6 +171,13 @@ class SqliteStore:
         if redriven:
             self._announce_new_work()
         return redriven
+
+    async def prune(self, older_than: int, states: Sequence[JobState], limit: int) -> int:
+        """Delete up to `limit` jobs in `states` that finished before `older_than`."""
+        chosen = tuple(states)
+        return await self._database.write(
+            lambda connection: sqlite_retention.prune(connection, older_than, chosen, limit)
+        )
 
     async def set_progress(
         self, lease: Lease, fraction: float | None, partial: JSON, now: int

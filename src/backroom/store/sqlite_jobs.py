@@ -16,8 +16,8 @@ from backroom.store.sqlite_queries import count_active, get_job
 
 _INSERT_JOB = """
 INSERT INTO jobs (tenant, task, queue, priority, state, input, max_attempts, timeout_ms,
-                  run_at, created_at, updated_at, idempotency_key, fingerprint, metadata)
-VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                  run_at, created_at, updated_at, idempotency_key, fingerprint, metadata, lane)
+VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 
 _FIND_BY_KEY = "SELECT * FROM jobs WHERE tenant = ? AND idempotency_key = ?"
@@ -134,6 +134,7 @@ def _insert_jobs(connection: sqlite3.Connection, jobs: Sequence[NewJob], now: in
                 new.idempotency_key,
                 new.fingerprint,
                 dump_json(new.metadata),
+                new.lane,
             )
             for new in jobs
         ),

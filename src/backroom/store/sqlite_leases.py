@@ -10,6 +10,10 @@ Claim order: queue by queue in the order the worker lists them (all queues:
 round robin among tenants, then due time, then id. The round robin reads at most
 `limit` candidates per tenant through the `jobs_claim` index, so a tenant's backlog
 of 10,000 jobs costs a claim no more than a backlog of `limit`.
+
+A job in a lane (see `sqlite_lanes`) is passed over while its lane is paused or has
+no free slot, and one claim takes no more of a lane's jobs than the lane has room
+for: those jobs would only be given back, unstarted, by the worker's lane check.
 """
 
 from __future__ import annotations
@@ -22,10 +26,12 @@ from backroom.core.transitions import LEASE_EXPIRED
 from backroom.store.base import HeartbeatResult
 from backroom.store.rows import Reason, dump_json, job_from_row
 from backroom.store.sqlite_history import AttemptEnd, close_attempts, open_attempts, record_events
+from backroom.store.sqlite_lanes import LANE_ROOM
 
 # Distinct tenants through the index (one seek each), then each tenant's first
-# `limit` due jobs; `round` numbers a tenant's jobs within one priority.
-_CLAIM = """
+# `limit` due jobs outside closed lanes; `round` numbers a tenant's jobs within one
+# priority, `lane_rank` a lane's jobs in claim order, which `lane_room` caps.
+_CLAIM = f"""
 WITH RECURSIVE tenants (name) AS (
     SELECT MIN(tenant) FROM jobs WHERE state = 'queued' AND queue = :queue
     UNION ALL
@@ -33,23 +39,36 @@ WITH RECURSIVE tenants (name) AS (
             WHERE state = 'queued' AND queue = :queue AND tenant > tenants.name)
     FROM tenants WHERE name IS NOT NULL
 ),
+{LANE_ROOM},
 candidates AS (
-    SELECT job.id, job.priority, job.run_at,
+    SELECT job.id, job.priority, job.run_at, job.lane,
            ROW_NUMBER() OVER (PARTITION BY job.tenant, job.priority
                               ORDER BY job.run_at, job.id) AS round
     FROM tenants JOIN jobs AS job ON job.id IN (
         SELECT id FROM jobs
         WHERE state = 'queued' AND queue = :queue AND tenant = tenants.name
           AND run_at <= :now
+          AND (lane IS NULL OR lane NOT IN (SELECT name FROM lane_room WHERE room = 0))
         ORDER BY priority DESC, run_at, id
         LIMIT :limit
     )
+),
+ranked AS (
+    SELECT id, priority, round, run_at, lane,
+           ROW_NUMBER() OVER (PARTITION BY lane ORDER BY priority DESC, round, run_at, id)
+               AS lane_rank
+    FROM candidates
 )
 UPDATE jobs
 SET state = 'running', attempt = attempt + 1, lease_token = lease_token + 1,
     lease_expires_at = :expires, worker_id = :worker, started_at = :now, updated_at = :now,
-    cancel_requested = 0
-WHERE id IN (SELECT id FROM candidates ORDER BY priority DESC, round, run_at, id LIMIT :limit)
+    cancel_requested = 0, lane_grant = NULL
+WHERE id IN (
+    SELECT id FROM ranked LEFT JOIN lane_room ON lane_room.name = ranked.lane
+    WHERE lane_room.room IS NULL OR ranked.lane_rank <= lane_room.room
+    ORDER BY priority DESC, round, run_at, id
+    LIMIT :limit
+)
 RETURNING *
 """
 

@@ -43,3 +43,16 @@ def apply_migrations(connection: sqlite3.Connection) -> None:
             "INSERT INTO schema_version (version, name) VALUES (?, ?)",
             (migration.version, migration.name),
         )
+
+
+def schema_version(connection: sqlite3.Connection) -> int:
+    """The number of the newest migration applied; 0 before the first."""
+    exists = connection.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+    ).fetchone()
+    if exists is None:
+        return 0
+    (version,) = connection.execute(
+        "SELECT COALESCE(MAX(version), 0) FROM schema_version"
+    ).fetchone()
+    return int(version)

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from backroom.core.job import Attempt, Job, JobEvent
 from backroom.store.base import JobFilter, QueueStats
 from backroom.store.rows import attempt_from_row, dump_json, event_from_row, job_from_row
+from backroom.store.sqlite_lanes import LANE_USE
 
 # Larger than any job id: the cursor of a first page.
 _NO_CURSOR = 2**63 - 1
@@ -114,12 +115,25 @@ def count_active(connection: sqlite3.Connection, tenant: str) -> int:
 
 
 def next_wakeup(connection: sqlite3.Connection, queues: Sequence[str]) -> int | None:
-    """The earliest due time of a queued job or lease expiry of a running one in `queues`."""
+    """The earliest due time of a queued job or lease expiry of a running one in `queues`.
+
+    A job of a paused lane is due when both it and the pause are; a job of a lane with
+    no free slot has no time of its own: the call that frees one says so (see
+    `Store.on_new_work`), and a running job's lease expiry is counted anyway.
+    """
     queue_filter = queue_condition(queues)
     (wakeup,) = connection.execute(
         f"""
+        WITH {LANE_USE},
+        full_lanes (name) AS (
+            SELECT name FROM lane_states LEFT JOIN lane_use ON lane_use.lane = name
+            WHERE max_concurrency <= COALESCE(in_flight, 0)
+        )
         SELECT MIN(at) FROM (
-            SELECT MIN(run_at) AS at FROM jobs WHERE state = 'queued' {queue_filter}
+            SELECT MIN(MAX(job.run_at, COALESCE(lane_state.paused_until, 0))) AS at
+            FROM jobs AS job LEFT JOIN lane_states AS lane_state ON lane_state.name = job.lane
+            WHERE job.state = 'queued' {queue_filter}
+              AND (job.lane IS NULL OR job.lane NOT IN (SELECT name FROM full_lanes))
             UNION ALL
             SELECT MIN(lease_expires_at) FROM jobs WHERE state = 'running' {queue_filter}
         )

@@ -9,9 +9,9 @@ from __future__ import annotations
 import sqlite3
 
 from backroom.store.base import Tenant
-from backroom.store.rows import tenant_from_row
+from backroom.store.rows import budget_column, tenant_from_row
 
-_TENANT_COLUMNS = "name, created_at, max_queued, admin, daily_budget_usd"
+_TENANT_COLUMNS = "name, created_at, max_queued, admin, daily_budget_pico_usd"
 
 
 def create_tenant(connection: sqlite3.Connection, tenant: Tenant, key_hash: str) -> Tenant:
@@ -19,14 +19,14 @@ def create_tenant(connection: sqlite3.Connection, tenant: Tenant, key_hash: str)
     row = connection.execute(
         f"INSERT INTO tenants ({_TENANT_COLUMNS}) VALUES (?, ?, ?, ?, ?) "
         "ON CONFLICT (name) DO UPDATE SET max_queued = excluded.max_queued, "
-        "admin = excluded.admin, daily_budget_usd = excluded.daily_budget_usd "
+        "admin = excluded.admin, daily_budget_pico_usd = excluded.daily_budget_pico_usd "
         f"RETURNING {_TENANT_COLUMNS}",
         (
             tenant.name,
             tenant.created_at,
             tenant.max_queued,
             int(tenant.admin),
-            tenant.daily_budget_usd,
+            budget_column(tenant),
         ),
     ).fetchone()
     connection.execute(
@@ -39,10 +39,18 @@ def create_tenant(connection: sqlite3.Connection, tenant: Tenant, key_hash: str)
 def tenant_for_key(connection: sqlite3.Connection, key_hash: str) -> Tenant | None:
     """The tenant an unrevoked key belongs to, or None."""
     row = connection.execute(
-        "SELECT t.name, t.created_at, t.max_queued, t.admin, t.daily_budget_usd "
+        "SELECT t.name, t.created_at, t.max_queued, t.admin, t.daily_budget_pico_usd "
         "FROM api_keys AS k JOIN tenants AS t ON t.name = k.tenant "
         "WHERE k.key_hash = ? AND k.revoked_at IS NULL",
         (key_hash,),
+    ).fetchone()
+    return None if row is None else tenant_from_row(row)
+
+
+def get_tenant(connection: sqlite3.Connection, name: str) -> Tenant | None:
+    """The tenant called `name`, or None."""
+    row = connection.execute(
+        f"SELECT {_TENANT_COLUMNS} FROM tenants WHERE name = ?", (name,)
     ).fetchone()
     return None if row is None else tenant_from_row(row)
 

@@ -1,0 +1,44 @@
+"""The `CallSink` of a running service: usage into the store, lessons into the lane.
+
+Each call that reached the provider leaves two writes: its usage (keyed by job and
+attempt, so a repeat replaces rather than adds) and its settlement in the lane
+(`Store.lane_settle`): the real tokens settle the grant's estimate and free its
+slot, the `x-ratelimit-*` headers throttle the lane, and a 429's Retry-After pauses
+it for every worker.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from backroom.app import App
+from backroom.core.lane_settlement import LaneSettlement
+
+if TYPE_CHECKING:
+    from backroom.llm.task import CallReport
+
+
+def lane_settlement(report: CallReport) -> LaneSettlement:
+    """What a call's report tells its lane."""
+    return LaneSettlement(
+        lane=report.lane,
+        sent_at=report.sent_at,
+        used_tokens=report.lane_tokens,
+        requests=report.rate_limits.requests,
+        tokens=report.rate_limits.tokens,
+        pause_until=report.pause_until,
+    )
+
+
+class StoreCallSink:
+    """Records each call's usage and settles its lane in `app`'s store, at `app`'s time."""
+
+    def __init__(self, app: App) -> None:
+        self._app = app
+
+    async def call_ended(self, report: CallReport) -> None:
+        """Store the call's usage, then settle its lane grant with what it taught."""
+        store = self._app.store
+        if report.usage is not None:
+            await store.record_usage(report.usage)
+        await store.lane_settle(report.job.lease, lane_settlement(report), self._app.clock.now())
