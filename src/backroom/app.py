@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import importlib
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
 from typing import Any, TypeVar
 
@@ -68,6 +68,7 @@ class App:
         self.classifier = classifier or ErrorClassifier()
         self.rng = rng or random.Random()
         self.tasks = TaskRegistry()
+        self._closers: list[Callable[[], Awaitable[None]]] = []
 
     # -- set-up -----------------------------------------------------------------------
 
@@ -110,8 +111,14 @@ class App:
         await self.store.migrate()
         return self
 
+    def close_with(self, closer: Callable[[], Awaitable[None]]) -> None:
+        """Await `closer` whenever the app closes (a task's HTTP clients, say)."""
+        self._closers.append(closer)
+
     async def close(self) -> None:
-        """Release the store."""
+        """Release what the tasks hold, then the store."""
+        for closer in self._closers:
+            await closer()
         if self._store is not None:
             await self._store.close()
             self._store = None

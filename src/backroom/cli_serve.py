@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -13,8 +14,9 @@ from backroom.api.settings import DEFAULT_QUEUES
 from backroom.app import load_app
 from backroom.cli_backends import CliError
 from backroom.cli_options import DbOption
-from backroom.config import Settings
+from backroom.config import Settings, environment
 from backroom.demo_tasks import demo_app
+from backroom.llm.config import load_llm_config
 from backroom.server import ServeConfig, serve
 
 
@@ -36,12 +38,27 @@ def serve_command(
     ] = ",".join(DEFAULT_QUEUES),
     log_level: Annotated[str, typer.Option(help="uvicorn's log level.")] = "info",
     db: DbOption = None,
+    llm_config: Annotated[
+        Path | None,
+        typer.Option(
+            "--config",
+            help="LLM providers (TOML) for llm.respond (env BACKROOM_CONFIG).",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Serve the HTTP API (and run workers) until SIGINT or SIGTERM."""
     settings = Settings.from_env()
     database = db or settings.database_url
     if app_ref is None:
-        app = demo_app(database)
+        path = llm_config or (Path(settings.config_path) if settings.config_path else None)
+        providers = load_llm_config(path, environment())
+        if not providers.providers:
+            _print_now(
+                "no LLM provider configured (--config, BACKROOM_CONFIG or OPENAI_API_KEY): "
+                "llm.respond answers from the offline simulated provider"
+            )
+        app = demo_app(database, llm=providers)
     else:
         app = load_app(app_ref)
         if app.database_url != database:

@@ -17,7 +17,7 @@ class Settings:
     url           BACKROOM_URL            a backroom server, for the CLI's client mode
     api_key       BACKROOM_API_KEY        the key the CLI sends to that server
     admin_key     BACKROOM_ADMIN_KEY      a key that acts on every tenant's jobs
-    config_path   BACKROOM_CONFIG         a TOML file of LLM providers
+    config_path   BACKROOM_CONFIG         a TOML file of LLM providers (`--config`)
     """
 
     database_url: str = DEFAULT_DATABASE_URL
@@ -37,3 +37,12 @@ class Settings:
             admin_key=source.get("BACKROOM_ADMIN_KEY") or None,
             config_path=source.get("BACKROOM_CONFIG") or None,
         )
+
+
+def environment() -> Mapping[str, str]:
+    """The process environment, for settings that name their own variables.
+
+    An LLM provider's config says which variable holds its key (`api_key_env`), so the
+    provider loader needs the whole mapping; it is handed over from here.
+    """
+    return os.environ

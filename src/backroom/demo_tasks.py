@@ -17,6 +17,9 @@ from backroom.clock import Clock
 from backroom.context import JobContext
 from backroom.core.errors import Permanent, Retryable
 from backroom.core.job import JSON
+from backroom.llm.config import LLMConfig
+from backroom.llm.offline import OFFLINE_PROVIDER, offline_config, offline_http_client
+from backroom.llm.task import register_llm_tasks
 
 SUMMARY_WORDS = 30
 
@@ -63,10 +66,23 @@ async def noop(_ctx: JobContext, _payload: JSON) -> None:
 
 
 def demo_app(
-    database_url: str | None = None, *, clock: Clock | None = None, pace: DemoPace | None = None
+    database_url: str | None = None,
+    *,
+    clock: Clock | None = None,
+    pace: DemoPace | None = None,
+    llm: LLMConfig | None = None,
 ) -> App:
-    """An `App` with the demo tasks registered: what `backroom serve` runs by default."""
+    """An `App` with the demo tasks and `llm.respond`: what `backroom serve` runs by default.
+
+    `llm.respond` calls the providers of `llm`; with none configured it answers from
+    the offline simulated provider (see `backroom.llm.offline`).
+    """
     app = App(database_url, clock=clock)
     app.task("demo.summarize", timeout_s=60)(summarizer(pace or DemoPace()))
     app.task("demo.noop")(noop)
+    if llm is not None and llm.providers:
+        register_llm_tasks(app, llm)
+    else:
+        offline = {OFFLINE_PROVIDER: lambda: offline_http_client(app.clock)}
+        register_llm_tasks(app, offline_config(), http_clients=offline)
     return app

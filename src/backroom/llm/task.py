@@ -17,6 +17,7 @@ usage gets stored and lanes learn from responses.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -27,7 +28,7 @@ from backroom.core.job import JSON, Job
 from backroom.core.lanes import LaneRequest
 from backroom.core.usage import AttemptUsage, pico_usd, usd
 from backroom.llm.call import respond
-from backroom.llm.clients import ProviderClients
+from backroom.llm.clients import HttpClientFactory, ProviderClients
 from backroom.llm.config import LLMConfig, ModelConfig
 from backroom.llm.errors import RateLimited
 from backroom.llm.lanes import lane_name, lane_request_for_payload, lane_tokens
@@ -141,10 +142,11 @@ class RespondTask:
         sink: CallSink,
         *,
         call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
+        http_clients: Mapping[str, HttpClientFactory] | None = None,
     ) -> None:
         self._config = config
         self._sink = sink
-        self._clients = ProviderClients(call_timeout_s)
+        self._clients = ProviderClients(call_timeout_s, http_clients)
 
     def task(self) -> Task:
         """The task to register on an app, its jobs in the lanes of their models.
@@ -195,13 +197,18 @@ def register_llm_tasks(
     sink: CallSink | None = None,
     *,
     call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
+    http_clients: Mapping[str, HttpClientFactory] | None = None,
 ) -> RespondTask:
     """Register `llm.respond` on `app`; close the returned task's clients when done.
 
     Calls are reported to `sink`, by default a `StoreCallSink`: usage and lane
-    settlements go to the app's store.
+    settlements go to the app's store. `http_clients` gives providers, by name, an HTTP
+    client of their own (see `backroom.llm.offline`).
     """
     chosen = StoreCallSink(app) if sink is None else sink
-    respond_task = RespondTask(config, chosen, call_timeout_s=call_timeout_s)
+    respond_task = RespondTask(
+        config, chosen, call_timeout_s=call_timeout_s, http_clients=http_clients
+    )
     app.tasks.add(respond_task.task())
+    app.close_with(respond_task.aclose)
     return respond_task
