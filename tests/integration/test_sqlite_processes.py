@@ -139,7 +139,6 @@ def test_processes_on_one_file_never_share_a_job(tmp_path: Path) -> None:
     assert {job.state for job in jobs} == {JobState.SUCCEEDED}
     claims = Counter(job_id for job_id, _ in leases)
     assert all(claims[job.id] == (2 if job.id % 3 == 0 else 1) for job in jobs)
-    assert sum(1 for report in reports if report.leases) > 1
 
 
 async def test_a_lock_held_past_every_retry_is_reported_as_unavailable(tmp_path: Path) -> None:

@@ -28,7 +28,15 @@ from backroom.core import transitions
 from backroom.core.errors import IdempotencyConflict
 from backroom.core.idempotency import fingerprint
 from backroom.core.job import ErrorInfo, Job, JobState, Lease, NewJob
-from backroom.core.outcome import Cancelled, Failed, Outcome, Released, RetryAt, Succeeded
+from backroom.core.outcome import (
+    Cancelled,
+    Deferred,
+    Failed,
+    Outcome,
+    Released,
+    RetryAt,
+    Succeeded,
+)
 from backroom.store.base import RedriveFilter
 
 START = 1_700_000_000_000
@@ -66,7 +74,7 @@ Ending = tuple[type[Outcome], object, int]
 """How an attempt ends: the kind of outcome, a result, and a retry delay."""
 
 endings: st.SearchStrategy[Ending] = st.tuples(
-    st.sampled_from([Succeeded, RetryAt, Failed, Cancelled, Released]),
+    st.sampled_from([Succeeded, RetryAt, Failed, Cancelled, Released, Deferred]),
     st.sampled_from([None, 7, "done", {"summary": "short", "words": [1, 2]}]),
     st.sampled_from([0, 1_000, 5_000]),
 )
@@ -278,4 +286,6 @@ class LifecycleMachine(RuleBasedStateMachine):
             return RetryAt(self.now + delay, BOOM)
         if kind is Failed:
             return Failed(BOOM)
+        if kind is Deferred:
+            return Deferred(self.now + delay)
         return kind()

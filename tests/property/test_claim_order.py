@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Sequence
 
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference_store import ReferenceStore
 
@@ -76,7 +76,7 @@ async def drain_store(specs: Sequence[JobSpec], queues: Sequence[str], limit: in
         await store.close()
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     specs=st.lists(job_specs, min_size=1, max_size=12),
     queues=queue_selections,
