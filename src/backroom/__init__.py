@@ -34,6 +34,7 @@ from backroom.core.job import (
     SubmitResult,
 )
 from backroom.core.retry import ErrorClassifier, Jitter, RetryPolicy, Schedule, backoff_ms
+from backroom.retention import RetentionPolicy
 from backroom.store import JobFilter, RedriveFilter, Store, open_store
 from backroom.tasks import Task, TaskRegistry
 from backroom.testing import run_until_idle
@@ -66,6 +67,7 @@ __all__ = [
     "Permanent",
     "QueueFull",
     "RedriveFilter",
+    "RetentionPolicy",
     "RetryPolicy",
     "Retryable",
     "Schedule",

@@ -13,9 +13,12 @@ from backroom.llm.pricing import Prices, Usage, cost_usd
 from backroom.llm.progress import DeltaCallback
 from backroom.llm.ratelimit_headers import RateLimitSnapshot, RateLimitWindow
 from backroom.llm.request import LLMRequest, LLMResult, Message, Role
+from backroom.llm.task import CallReport, CallSink, RespondTask, register_llm_tasks
 from backroom.llm.tokens import estimate_tokens
 
 __all__ = [
+    "CallReport",
+    "CallSink",
     "DeltaCallback",
     "LLMConfig",
     "LLMRequest",
@@ -28,6 +31,7 @@ __all__ = [
     "RateLimitSnapshot",
     "RateLimitWindow",
     "RateLimited",
+    "RespondTask",
     "Role",
     "Usage",
     "cost_usd",
@@ -36,5 +40,6 @@ __all__ = [
     "estimate_tokens",
     "load_llm_config",
     "make_client",
+    "register_llm_tasks",
     "respond",
 ]
