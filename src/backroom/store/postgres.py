@@ -51,6 +51,7 @@ from backroom.store.rows import (
     event_from_row,
     job_from_row,
     load_json,
+    queue_stats_from_row,
 )
 
 
@@ -267,20 +268,7 @@ class PostgresStore(PostgresLlmMethods):
         """Per-queue counts, the age of the oldest due queued job, and recent failures."""
         async with self._database.connection() as connection:
             rows = await connection.fetch(queries.STATS, now, now - window_ms)
-        return [
-            QueueStats(
-                queue=row["queue"],
-                queued=row["queued"],
-                running=row["running"],
-                succeeded=row["succeeded"],
-                failed=row["failed"],
-                cancelled=row["cancelled"],
-                oldest_queued_age_ms=None if row["oldest_due"] is None else now - row["oldest_due"],
-                finished_recently=row["finished_recently"],
-                failed_recently=row["failed_recently"],
-            )
-            for row in rows
-        ]
+        return [queue_stats_from_row(row, now) for row in rows]
 
     async def count_active(self, tenant: str) -> int:
         """How many of the tenant's jobs are queued or running."""

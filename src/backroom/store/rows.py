@@ -31,7 +31,7 @@ from backroom.core.outcome import (
     Succeeded,
 )
 from backroom.core.usage import DailyBudget
-from backroom.store.base import Tenant
+from backroom.store.base import QueueStats, Tenant
 
 
 class Reason(enum.StrEnum):
@@ -272,3 +272,19 @@ def tenant_from_row(row: Row) -> Tenant:
 def budget_column(tenant: Tenant) -> int | None:
     """The `daily_budget_pico_usd` column of a tenant's row."""
     return None if tenant.daily_budget is None else tenant.daily_budget.limit_pico_usd
+
+
+def queue_stats_from_row(row: Row, now: int) -> QueueStats:
+    """One queue's `QueueStats` from a row of either store's stats query."""
+    oldest_due = row["oldest_due"]
+    return QueueStats(
+        queue=row["queue"],
+        queued=row["queued"],
+        running=row["running"],
+        succeeded=row["succeeded"],
+        failed=row["failed"],
+        cancelled=row["cancelled"],
+        oldest_queued_age_ms=None if oldest_due is None else now - oldest_due,
+        finished_recently=row["finished_recently"],
+        failed_recently=row["failed_recently"],
+    )

@@ -7,7 +7,13 @@ from collections.abc import Sequence
 
 from backroom.core.job import Attempt, Job, JobEvent
 from backroom.store.base import JobFilter, QueueStats
-from backroom.store.rows import attempt_from_row, dump_json, event_from_row, job_from_row
+from backroom.store.rows import (
+    attempt_from_row,
+    dump_json,
+    event_from_row,
+    job_from_row,
+    queue_stats_from_row,
+)
 from backroom.store.sqlite_lanes import LANE_USE
 
 # Larger than any job id: the cursor of a first page.
@@ -89,20 +95,7 @@ def events(connection: sqlite3.Connection, job_id: int, after: int) -> list[JobE
 def stats(connection: sqlite3.Connection, now: int, window_ms: int) -> list[QueueStats]:
     """Per-queue counts by state, oldest due queued job, and finishes since `now - window_ms`."""
     rows = connection.execute(_STATS, {"now": now, "since": now - window_ms})
-    return [
-        QueueStats(
-            queue=row["queue"],
-            queued=row["queued"],
-            running=row["running"],
-            succeeded=row["succeeded"],
-            failed=row["failed"],
-            cancelled=row["cancelled"],
-            oldest_queued_age_ms=None if row["oldest_due"] is None else now - row["oldest_due"],
-            finished_recently=row["finished_recently"],
-            failed_recently=row["failed_recently"],
-        )
-        for row in rows
-    ]
+    return [queue_stats_from_row(row, now) for row in rows]
 
 
 def count_active(connection: sqlite3.Connection, tenant: str) -> int:
