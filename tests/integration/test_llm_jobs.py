@@ -169,6 +169,8 @@ async def test_streamed_output_grows_while_the_job_runs(app: App) -> None:
     assert len(seen) >= 2
     assert all(final.startswith(text) for text in seen)
     assert [len(text) for text in seen] == sorted({len(text) for text in seen})
+    # Once done, the partial output is the whole answer, not the last tick's prefix.
+    assert (job.progress, job.partial) == (1.0, final)
 
 
 async def test_a_spent_budget_fails_the_next_job_when_the_worker_says_so(app: App) -> None:

@@ -188,6 +188,10 @@ class RespondTask:
         await self._sink.call_ended(
             CallReport(ctx.job, lane, sent_at, usage, lane_tokens(result.usage), result.rate_limits)
         )
+        if request.stream:
+            # The last deltas arrive with the end of the stream: leave the whole text, not
+            # the prefix of the last 250 ms tick, for pollers to see.
+            await ctx.progress(1.0, partial=result.output_text)
         return result_json(result, usage)
 
 
