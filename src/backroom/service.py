@@ -148,18 +148,20 @@ async def submit_job(
 
     The store checks the tenant's cap in the transaction that would insert the job,
     after the idempotency key: a replay is answered even at the cap, and a refused
-    submission (429) stores nothing, so its key stays unused. A job in a lane (an LLM
-    call) is refused (429) while its tenant's daily budget is spent.
+    submission (429) stores nothing, so its key stays unused. A new job in a lane (an
+    LLM call) is refused (429) while its tenant's daily budget is spent; a replay is not.
     """
     if len(app.tasks.names()) > 0 and submission.task not in app.tasks:
         return invalid_field(("body", "task"), f"unknown task {submission.task!r}")
     if submission.queue is not None and submission.queue not in policy.queues:
         known = ", ".join(sorted(policy.queues))
         return invalid_field(("body", "queue"), f"unknown queue {submission.queue!r}; use {known}")
+    spent = None
     if caller.daily_budget is not None and _runs_in_a_lane(app, submission):
         spent = await _budget_spent(app, caller, caller.daily_budget)
-        if spent is not None:
-            return spent
+    # A spent budget admits no new job: a cap of zero, which the store checks after the
+    # idempotency key, so a replay of a job already stored is still answered.
+    cap = 0 if spent is not None else caller.max_queued
     try:
         result = await app.submit(
             submission.task,
@@ -172,10 +174,10 @@ async def submit_job(
             timeout_s=submission.timeout_s,
             delay_s=submission.delay_s,
             metadata=submission.metadata,
-            max_active=caller.max_queued,
+            max_active=cap,
         )
     except QueueFull:
-        return _queue_full(caller, policy)
+        return spent or _queue_full(caller, policy)
     except IdempotencyConflict as conflict:
         return problem(
             422,

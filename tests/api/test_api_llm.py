@@ -146,9 +146,12 @@ async def test_a_spent_budget_refuses_jobs_with_a_lane_until_midnight(
     _, key = await issue_key(
         app.store, app.clock, "thrifty", daily_budget=DailyBudget.of_usd(Decimal("0.01"))
     )
-    assert (await submit(http, key, "ask", "before")).status_code == 202
+    assert (await submit(http, key, "ask", "before", idempotency_key="k1")).status_code == 202
     now = app.clock.now()
     await app.store.record_usage(usage(1, "thrifty", "big", 10**10, now))
+    # The job already stored is still answered for its key.
+    replay = await submit(http, key, "ask", "before", idempotency_key="k1")
+    assert (replay.status_code, replay.headers["idempotent-replayed"]) == (200, "true")
 
     refused = await submit(http, key, "ask", "after")
 
