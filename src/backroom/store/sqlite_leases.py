@@ -115,7 +115,7 @@ RETURNING *
 """
 
 
-def lanes(connection: sqlite3.Connection, queues: Sequence[str]) -> list[str]:
+def queue_order(connection: sqlite3.Connection, queues: Sequence[str]) -> list[str]:
     """The queues to claim from, in order: as listed, or every queue with queued jobs,
     `interactive` first and `batch` last."""
     if queues:
@@ -134,7 +134,7 @@ def claim(
 ) -> list[Job]:
     """Take up to `limit` due queued jobs from `queues` under fresh leases, in claim order."""
     claimed: list[Job] = []
-    for queue in lanes(connection, queues):
+    for queue in queue_order(connection, queues):
         parameters = {
             "queue": queue,
             "now": now,
