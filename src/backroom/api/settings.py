@@ -6,8 +6,7 @@ from dataclasses import dataclass
 
 from backroom.api.body_limit import DEFAULT_MAX_BODY_BYTES
 from backroom.config import Settings
-
-DEFAULT_QUEUES = ("interactive", "batch")
+from backroom.core.job import DEFAULT_QUEUES
 
 
 @dataclass(frozen=True, slots=True)

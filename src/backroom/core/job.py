@@ -33,6 +33,8 @@ TERMINAL_STATES = frozenset({JobState.SUCCEEDED, JobState.FAILED, JobState.CANCE
 
 DEFAULT_TENANT = "default"
 DEFAULT_QUEUE = "interactive"
+DEFAULT_QUEUES = ("interactive", "batch")
+"""The queues a server accepts out of the box, most urgent first."""
 
 
 @dataclass(frozen=True, slots=True)
