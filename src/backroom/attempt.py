@@ -91,7 +91,9 @@ class AttemptRunner:
                 result = await self._call(task, job)
         except Exception as error:  # a handler may raise anything: classify it
             if task.lane is not None and isinstance(error, LaneLimited):
-                return self._gate.refused(error)
+                waiting = await self._gate.refused(job, error)
+                if waiting is not None:
+                    return waiting
             return self._failure(job, error, task)
         return _success(result)
 

@@ -23,7 +23,7 @@ import logging
 
 from backroom.clock import Clock
 from backroom.core.errors import LaneLimited, StoreError
-from backroom.core.job import ErrorInfo, Job
+from backroom.core.job import AttemptOutcome, ErrorInfo, Job
 from backroom.core.lanes import Denied
 from backroom.core.outcome import Deferred, Failed, Outcome
 from backroom.core.retry import error_info
@@ -38,6 +38,8 @@ SLOT_RETRY_MS = 10
 is full, and the settle that frees a slot wakes the workers."""
 RATE_LIMIT_RETRY_MS = 1_000
 """How long a job whose call got a 429 without Retry-After waits."""
+MAX_RATE_LIMIT_DEFERRALS = 20
+"""How many 429s a job may wait out without using an attempt."""
 STORE_RETRY_MS = 1_000
 """How long a job waits when the store failed before it could start."""
 
@@ -84,8 +86,22 @@ class LaneGate:
         except StoreError as error:
             log.warning("job %d: freeing its lane slot failed: %s", job.id, error)
 
-    def refused(self, error: LaneLimited) -> Deferred:
-        """The outcome of a call refused for its lane's rate limit: wait, using no attempt."""
+    async def refused(self, job: Job, error: LaneLimited) -> Deferred | None:
+        """The outcome of a call refused for its lane's rate limit: wait, using no attempt.
+
+        None once the job has been refused `MAX_RATE_LIMIT_DEFERRALS` times: a call the
+        provider never accepts (a prompt beyond its tokens per minute, say) then uses
+        attempts like any retryable failure, and so ends.
+        """
+        try:
+            history = await self._store.attempts(job.id)
+        except StoreError:
+            history = []
+        refusals = sum(
+            1 for past in history if past.outcome is AttemptOutcome.DEFERRED and past.error
+        )
+        if refusals >= MAX_RATE_LIMIT_DEFERRALS:
+            return None
         wait_ms = RATE_LIMIT_RETRY_MS if error.after_ms is None else error.after_ms
         info = error_info(error)
         return Deferred(self._clock.now() + wait_ms, f"rate limited: {info}", info)

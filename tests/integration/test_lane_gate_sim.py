@@ -17,7 +17,7 @@ from backroom.core.lane_settlement import LaneSettlement
 from backroom.core.lanes import LaneLimits, LaneRequest
 from backroom.core.usage import DAY_MS, AttemptUsage, DailyBudget, OverBudget, next_day_start
 from backroom.keys import issue_key
-from backroom.lane_gate import BUDGET_EXHAUSTED
+from backroom.lane_gate import BUDGET_EXHAUSTED, MAX_RATE_LIMIT_DEFERRALS
 from backroom.store.sqlite import SqliteStore
 
 START = 1_700_000_000_000
@@ -48,7 +48,7 @@ class FakeProvider:
         self.most_running = max(self.most_running, self.running)
         await self.clock.sleep(CALL_MS)
         self.running -= 1
-        if payload == "refuse once" and self.refusals == 0:
+        if payload == "always refused" or (payload == "refuse once" and self.refusals == 0):
             self.refusals += 1
             pause_until = self.clock.now() + 5_000
             refused = LaneSettlement(LANE, sent_at, used_tokens=0, pause_until=pause_until)
@@ -131,6 +131,23 @@ def test_a_429_pauses_the_lane_and_its_job_waits_without_an_attempt() -> None:
     assert (refused.state, refused.attempt) == (JobState.SUCCEEDED, 1)
     assert outcomes == [AttemptOutcome.DEFERRED, AttemptOutcome.SUCCEEDED]
     assert other.state is JobState.SUCCEEDED
+
+
+def test_a_call_the_provider_never_accepts_ends_after_a_bounded_number_of_429s() -> None:
+    clock = SimClock(START)
+    app, provider = make_app(clock, LaneLimits(max_concurrency=1))
+
+    async def scenario() -> tuple[Job, list[AttemptOutcome | None]]:
+        (job,) = await submit_and_run(app, ["always refused"])
+        return job, [attempt.outcome for attempt in await app.attempts(job.id)]
+
+    job, outcomes = run(clock, app, scenario)
+
+    # Twenty 429s are waited out for free; then they use attempts, and the job fails.
+    assert len(provider.started) == MAX_RATE_LIMIT_DEFERRALS + 3
+    assert outcomes.count(AttemptOutcome.DEFERRED) == MAX_RATE_LIMIT_DEFERRALS
+    assert (job.state, job.attempt) == (JobState.FAILED, 3)
+    assert job.error is not None and job.error.kind == "LaneLimited"
 
 
 def test_a_spent_budget_makes_queued_jobs_wait_for_the_next_utc_day() -> None:
