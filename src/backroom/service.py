@@ -10,7 +10,7 @@ not an admin sees and acts on its own tenant's jobs only; another tenant's job i
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from backroom.app import App
 from backroom.core.errors import IdempotencyConflict, QueueFull, StoreError
@@ -156,26 +156,28 @@ async def submit_job(
     if submission.queue is not None and submission.queue not in policy.queues:
         known = ", ".join(sorted(policy.queues))
         return invalid_field(("body", "queue"), f"unknown queue {submission.queue!r}; use {known}")
+    new = app.new_job(
+        submission.task,
+        submission.input,
+        key=key,
+        tenant=caller.tenant,
+        queue=submission.queue,
+        priority=submission.priority,
+        max_attempts=submission.max_attempts,
+        timeout_s=submission.timeout_s,
+        delay_s=submission.delay_s,
+        metadata=submission.metadata,
+        max_active=caller.max_queued,
+    )
     spent = None
-    if caller.daily_budget is not None and _runs_in_a_lane(app, submission):
+    if caller.daily_budget is not None and new.lane is not None:
         spent = await _budget_spent(app, caller, caller.daily_budget)
-    # A spent budget admits no new job: a cap of zero, which the store checks after the
-    # idempotency key, so a replay of a job already stored is still answered.
-    cap = 0 if spent is not None else caller.max_queued
+        if spent is not None:
+            # A spent budget admits no new job: a cap of zero, which the store checks
+            # after the idempotency key, so a replay of a job already stored is answered.
+            new = replace(new, max_active=0)
     try:
-        result = await app.submit(
-            submission.task,
-            submission.input,
-            key=key,
-            tenant=caller.tenant,
-            queue=submission.queue,
-            priority=submission.priority,
-            max_attempts=submission.max_attempts,
-            timeout_s=submission.timeout_s,
-            delay_s=submission.delay_s,
-            metadata=submission.metadata,
-            max_active=cap,
-        )
+        (result,) = await app.submit_many([new])
     except QueueFull:
         return spent or _queue_full(caller, policy)
     except IdempotencyConflict as conflict:
@@ -200,11 +202,6 @@ def _queue_full(caller: Caller, policy: SubmitPolicy) -> Reply:
         title="Too many queued jobs",
         headers={"Retry-After": str(policy.full_retry_after_s), "Cache-Control": "no-store"},
     )
-
-
-def _runs_in_a_lane(app: App, submission: Submission) -> bool:
-    task = app.tasks.get(submission.task)
-    return task is not None and task.lane is not None and task.lane(submission.input) is not None
 
 
 async def _budget_spent(app: App, caller: Caller, budget: DailyBudget) -> Reply | None:
