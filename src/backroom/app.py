@@ -156,7 +156,7 @@ class App:
         `max_active` caps the tenant's queued and running jobs (`QueueFull` beyond it).
         """
         known = self.tasks.get(task)
-        if known is None and len(self.tasks.names()) > 0:
+        if known is None and self.tasks:
             raise ConfigError(f"unknown task {task!r}; known: {', '.join(self.tasks.names())}")
         chosen_queue = queue or (known.queue if known and known.queue else DEFAULT_QUEUE)
         attempts = max_attempts or self._policy_for(known).max_attempts

@@ -151,7 +151,7 @@ async def submit_job(
     submission (429) stores nothing, so its key stays unused. A new job in a lane (an
     LLM call) is refused (429) while its tenant's daily budget is spent; a replay is not.
     """
-    if len(app.tasks.names()) > 0 and submission.task not in app.tasks:
+    if app.tasks and submission.task not in app.tasks:
         return invalid_field(("body", "task"), f"unknown task {submission.task!r}")
     if submission.queue is not None and submission.queue not in policy.queues:
         known = ", ".join(sorted(policy.queues))

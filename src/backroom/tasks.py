@@ -68,6 +68,9 @@ class TaskRegistry:
     def __contains__(self, name: object) -> bool:
         return name in self._tasks
 
+    def __len__(self) -> int:
+        return len(self._tasks)
+
     def __iter__(self) -> Iterator[Task]:
         return iter(self._tasks.values())
 
