@@ -32,12 +32,12 @@ import httpx
 import uvicorn
 from fastapi import FastAPI
 
-from backroom.api.models import SubmitRequest
-from backroom.client import Client, ClientConfig
+from backroom.api.models.jobs import SubmitRequest
+from backroom.client.clients import Client, ClientConfig
 from backroom.clock import SystemClock
 
 HOST = "127.0.0.1"
-CLI = "from backroom.cli import main; main()"
+CLI = "from backroom.cli.main import main; main()"
 
 
 # -- the bare endpoint ----------------------------------------------------------------

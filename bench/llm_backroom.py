@@ -24,7 +24,7 @@ from backroom import App
 from backroom.core.job import JSON
 from backroom.llm.config import load_llm_config
 from backroom.llm.task import RESPOND_TASK, register_llm_tasks
-from backroom.store.sqlite import SqliteStore
+from backroom.store.sqlite.store import SqliteStore
 from bench.llm_loops import RunStats
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -34,9 +34,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from backroom.core.lanes import MS_PER_MINUTE, LaneLimits
-from backroom.llm.mock_prompt import prompt_from_responses
-from backroom.llm.mock_reply import compose_reply
-from backroom.llm.mock_server import MockConfig, serve_mock
+from backroom.llm.mock.prompt import prompt_from_responses
+from backroom.llm.mock.reply import compose_reply
+from backroom.llm.mock.server import MockConfig, serve_mock
 from backroom.llm.request import LLMRequest
 from bench.llm_backroom import Lane, backroom_lane_run, worker_memory
 from bench.llm_loops import RunStats, lane_rules_run, naive_run

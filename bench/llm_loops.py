@@ -31,10 +31,10 @@ from backroom.core.lanes import (
     release,
 )
 from backroom.core.retry import Jitter, RetryPolicy
-from backroom.llm.call import make_client, respond
 from backroom.llm.config import ProviderConfig
-from backroom.llm.errors import RateLimited
 from backroom.llm.lanes import estimate_call_tokens, lane_tokens, throttle_from_headers
+from backroom.llm.providers.openai.call import make_client, respond
+from backroom.llm.providers.openai.errors import RateLimited
 from backroom.llm.ratelimit_headers import RateLimitSnapshot
 from backroom.llm.request import LLMRequest, LLMResult
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from huey import SqliteHuey
 
 from backroom import App
-from backroom.store.sqlite import SqliteStore
+from backroom.store.sqlite.store import SqliteStore
 
 ROOT = Path(__file__).resolve().parent.parent
 

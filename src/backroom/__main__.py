@@ -1,5 +1,5 @@
 """`python -m backroom` runs the CLI."""
 
-from backroom.cli import main
+from backroom.cli.main import main
 
 main()

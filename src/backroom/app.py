@@ -35,9 +35,9 @@ from backroom.core.job import (
     SubmitResult,
 )
 from backroom.core.retry import ErrorClassifier, RetryPolicy
+from backroom.runtime.worker import Worker, WorkerConfig
 from backroom.store import JobFilter, RedriveFilter, Store, open_store
 from backroom.tasks import Handler, LaneOf, Task, TaskRegistry
-from backroom.worker import Worker, WorkerConfig
 
 H = TypeVar("H", bound=Handler)
 

@@ -9,7 +9,7 @@ from typing import Any, TypeVar
 from backroom.clock import Clock
 from backroom.core.errors import LeaseLost, OnceUncertain
 from backroom.core.job import JSON, Job
-from backroom.store.base import Store
+from backroom.store.protocol import Store
 
 T = TypeVar("T")
 

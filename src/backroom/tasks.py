@@ -30,7 +30,7 @@ class Task:
     overrides the app's policy for this task; `queue` is where its jobs go by default.
     `lane` names the lane of a job from its input: the job then starts only when its
     lane has room, counts against its tenant's daily budget, and waits without using
-    an attempt while either is spent (see `backroom.lane_gate`).
+    an attempt while either is spent (see `backroom.runtime.lane_gate`).
     """
 
     name: str

@@ -8,7 +8,7 @@ from typing import Any
 import httpx
 
 from backroom import App, JobContext, Permanent
-from backroom.keys import issue_key
+from backroom.service.api_keys import issue_key
 
 ADMIN_KEY = "br_admin-key-from-the-environment"
 PROBLEM_JSON = "application/problem+json"

@@ -12,7 +12,7 @@ from fastapi import FastAPI
 
 from backroom import App
 from backroom.api import ApiSettings, create_api
-from backroom.store.sqlite import SqliteStore
+from backroom.store.sqlite.store import SqliteStore
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from backroom.cli import cli, main
+from backroom.cli.main import cli, main
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from api_support import Keys
 from fastapi import FastAPI
 
 from backroom import App, JobState, run_until_idle
-from backroom.client import (
+from backroom.client.clients import (
     ApiError,
     AsyncClient,
     Client,

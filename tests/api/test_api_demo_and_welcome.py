@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from backroom import JobState, SimClock, run_until_idle
-from backroom.demo_tasks import DemoPace, demo_app
-from backroom.server import first_start_key, print_welcome
+from backroom.api.server import first_start_key, print_welcome
+from backroom.demo.tasks import DemoPace, demo_app
 
 START = 1_700_000_000_000
 TEXT = " ".join(f"word{n}" for n in range(40))

@@ -14,7 +14,7 @@ from backroom import App, JobContext
 from backroom.core.lane_settlement import LaneSettlement
 from backroom.core.lanes import LaneLimits, LaneRequest
 from backroom.core.usage import DAY_MS, AttemptUsage, DailyBudget, day_start, next_day_start
-from backroom.keys import issue_key
+from backroom.service.api_keys import issue_key
 
 LANE = "mock/gpt"
 LIMITS = LaneLimits(max_concurrency=4, requests_per_minute=60, tokens_per_minute=6_000)

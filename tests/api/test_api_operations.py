@@ -8,7 +8,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from backroom import App, StoreUnavailable, run_until_idle
 from backroom.api import create_api
-from backroom.store.sqlite import SqliteStore
+from backroom.store.sqlite.store import SqliteStore
 
 
 async def test_healthz_and_readyz_answer_ok(http: httpx.AsyncClient) -> None:

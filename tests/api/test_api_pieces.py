@@ -6,8 +6,8 @@ import pytest
 
 from backroom.api.headers import InvalidIdempotencyKey, parse_idempotency_key
 from backroom.api.key_cache import TenantCache
-from backroom.keys import generate_api_key, hash_api_key
-from backroom.store.base import Tenant
+from backroom.service.api_keys import generate_api_key, hash_api_key
+from backroom.store.protocol import Tenant
 
 
 @pytest.mark.parametrize(

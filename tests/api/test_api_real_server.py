@@ -20,14 +20,14 @@ import pytest
 from typer.testing import CliRunner
 
 from backroom import JobState
-from backroom.cli import cli
-from backroom.client import Client, Unauthorized
+from backroom.cli.main import cli
+from backroom.client.clients import Client, Unauthorized
 from backroom.clock import SystemClock
 
 pytestmark = pytest.mark.slow
 
 STARTUP_DEADLINE_MS = 20_000
-CLI_STARTER = "from backroom.cli import main; main()"
+CLI_STARTER = "from backroom.cli.main import main; main()"
 
 
 @dataclass(frozen=True)

@@ -17,8 +17,8 @@ import asyncpg
 import pytest
 from contract_support import Backend
 
-from backroom.store.base import Store
-from backroom.store.sqlite import SqliteStore
+from backroom.store.protocol import Store
+from backroom.store.sqlite.store import SqliteStore
 
 
 async def reset_postgres(url: str) -> None:
@@ -44,7 +44,7 @@ async def reset_postgres(url: str) -> None:
 def postgres_store_class(missing_postgres: Callable[[str], NoReturn]) -> Callable[[str], Store]:
     """`PostgresStore.from_url`, or a skip (a failure in CI) while it does not exist."""
     try:
-        module = importlib.import_module("backroom.store.postgres")
+        module = importlib.import_module("backroom.store.postgres.store")
     except ImportError as error:
         missing_postgres(f"the PostgreSQL store is not importable: {error}")
     from_url: Callable[[str], Store] = module.PostgresStore.from_url

@@ -7,7 +7,7 @@ from typing import Any
 
 from backroom.core.idempotency import fingerprint
 from backroom.core.job import ErrorInfo, Job, NewJob
-from backroom.store.base import Store
+from backroom.store.protocol import Store
 
 T0 = 1_700_000_000_000
 """The time every contract test starts at (epoch milliseconds)."""

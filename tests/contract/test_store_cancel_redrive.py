@@ -8,7 +8,7 @@ from contract_support import BOOM, LEASE_MS, T0, WORKER, running, submit
 from backroom.core import transitions
 from backroom.core.job import Job, JobEvent, JobState
 from backroom.core.outcome import Cancelled, Failed, Outcome, Released, RetryAt, Succeeded
-from backroom.store.base import RedriveFilter, Store
+from backroom.store.protocol import RedriveFilter, Store
 
 LATER = T0 + 5_000
 

@@ -6,7 +6,7 @@ from contract_support import LEASE_MS, T0, WORKER, submit
 
 from backroom.core import transitions
 from backroom.core.job import Attempt, JobEvent, JobState
-from backroom.store.base import Store
+from backroom.store.protocol import Store
 
 
 async def test_a_claim_runs_the_job_under_a_fresh_lease(store: Store) -> None:

@@ -10,7 +10,7 @@ from contract_support import BOOM, LEASE_MS, T0, WORKER, running, submit
 from backroom.core import transitions
 from backroom.core.job import Attempt, AttemptOutcome, ErrorInfo, JobEvent, JobState
 from backroom.core.outcome import Cancelled, Failed, Outcome, Released, RetryAt, Succeeded
-from backroom.store.base import Store
+from backroom.store.protocol import Store
 
 DONE_AT = T0 + 2_000
 RETRY_AT = T0 + 9_000

@@ -5,7 +5,7 @@ from __future__ import annotations
 from contract_support import T0, running
 
 from backroom.core.outcome import Succeeded
-from backroom.store.base import OnceRecord, Store
+from backroom.store.protocol import OnceRecord, Store
 
 
 async def test_progress_and_partial_output_are_stored_on_the_job(store: Store) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from contract_support import LEASE_MS, T0, WORKER, new_job, submit
 
-from backroom.store.base import Store
+from backroom.store.protocol import Store
 
 
 async def claim_ids(store: Store, limit: int, queues: list[str] | None = None) -> list[int]:

@@ -21,8 +21,8 @@ from backroom.core.lanes import (
 from backroom.core.outcome import Deferred, Succeeded
 from backroom.core.usage import DAY_MS, AttemptUsage, DailyBudget, UsageTotals
 from backroom.llm.ratelimit_headers import RateLimitWindow
-from backroom.store.base import Store, Tenant
-from backroom.store.llm_records import UsageGroup, UsageGrouping, UsageQuery
+from backroom.store.protocol import Store, Tenant
+from backroom.store.records import UsageGroup, UsageGrouping, UsageQuery
 
 LANE = "mock/gpt"
 # One request a second and 1,000 tokens a minute, two calls at a time.

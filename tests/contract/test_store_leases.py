@@ -11,7 +11,7 @@ from backroom.core import transitions
 from backroom.core.errors import LeaseLost
 from backroom.core.job import Attempt, AttemptOutcome, JobEvent, JobState, Lease
 from backroom.core.outcome import Succeeded
-from backroom.store.base import HeartbeatResult, RedriveFilter, Store
+from backroom.store.protocol import HeartbeatResult, RedriveFilter, Store
 
 EXPIRED_AT = T0 + LEASE_MS
 

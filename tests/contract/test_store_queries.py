@@ -9,7 +9,7 @@ from contract_support import BOOM, LEASE_MS, T0, running, submit
 
 from backroom.core.job import JobState
 from backroom.core.outcome import Failed, RetryAt, Succeeded
-from backroom.store.base import JobFilter, QueueStats, RedriveFilter, Store
+from backroom.store.protocol import JobFilter, QueueStats, RedriveFilter, Store
 
 HOUR_MS = 3_600_000
 

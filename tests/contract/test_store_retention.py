@@ -9,7 +9,7 @@ from contract_support import BOOM, T0, Backend, running, submit
 
 from backroom.core.job import Job, JobState
 from backroom.core.outcome import Failed, Outcome, Succeeded
-from backroom.store.base import Store
+from backroom.store.protocol import Store
 
 CUTOFF = T0 + 1_000
 """Jobs that finished before this are old enough to prune."""

@@ -6,7 +6,7 @@ import asyncio
 
 from contract_support import Backend, submit
 
-from backroom.store.base import Store
+from backroom.store.protocol import Store
 
 
 async def test_migrating_again_keeps_the_data(store: Store) -> None:

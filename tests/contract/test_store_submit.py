@@ -11,7 +11,7 @@ from backroom.core import transitions
 from backroom.core.errors import IdempotencyConflict, QueueFull
 from backroom.core.job import JobEvent, JobState
 from backroom.core.outcome import Succeeded
-from backroom.store.base import Store
+from backroom.store.protocol import Store
 
 
 async def test_a_submitted_job_is_queued_as_the_core_describes(store: Store) -> None:

@@ -7,7 +7,7 @@ from decimal import Decimal
 from contract_support import T0
 
 from backroom.core.usage import DailyBudget
-from backroom.store.base import Store, Tenant
+from backroom.store.protocol import Store, Tenant
 
 ACME = Tenant("acme", created_at=T0, max_queued=100, daily_budget=DailyBudget.of_usd(Decimal("5")))
 

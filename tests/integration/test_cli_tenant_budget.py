@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from backroom import App
-from backroom.cli import cli
+from backroom.cli.main import cli
 from backroom.core.usage import DailyBudget
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from backroom.demo import run_demo
+from backroom.demo.timeline import run_demo
 
 EXPECTED = """\
 submit k1: job-1 (new)

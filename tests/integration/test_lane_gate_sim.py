@@ -16,9 +16,9 @@ from backroom.core.job import AttemptOutcome, Job
 from backroom.core.lane_settlement import LaneSettlement
 from backroom.core.lanes import LaneLimits, LaneRequest
 from backroom.core.usage import DAY_MS, AttemptUsage, DailyBudget, OverBudget, next_day_start
-from backroom.keys import issue_key
-from backroom.lane_gate import BUDGET_EXHAUSTED, MAX_RATE_LIMIT_DEFERRALS
-from backroom.store.sqlite import SqliteStore
+from backroom.runtime.lane_gate import BUDGET_EXHAUSTED, MAX_RATE_LIMIT_DEFERRALS
+from backroom.service.api_keys import issue_key
+from backroom.store.sqlite.store import SqliteStore
 
 START = 1_700_000_000_000
 LANE = "fake/model"

@@ -27,9 +27,9 @@ from backroom import App
 from backroom.clock import SystemClock
 from backroom.core.job import JobState
 from backroom.llm.config import load_llm_config
-from backroom.llm.mock_server import MockConfig, create_mock_app
+from backroom.llm.mock.server import MockConfig, create_mock_app
 from backroom.llm.task import RESPOND_TASK, register_llm_tasks
-from backroom.store.base import JobFilter
+from backroom.store.protocol import JobFilter
 
 HERE = Path(__file__).resolve().parent
 PAUSE_MS = 2_000

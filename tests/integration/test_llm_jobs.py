@@ -26,15 +26,15 @@ from backroom.core.usage import (
     next_day_start,
     pico_usd,
 )
-from backroom.keys import issue_key
-from backroom.lane_gate import BUDGET_EXHAUSTED
 from backroom.llm.config import LLMConfig, ModelConfig, ModelLimits, ProviderConfig
-from backroom.llm.mock_server import MockConfig
-from backroom.llm.mock_thread import running_mock
+from backroom.llm.mock.server import MockConfig
+from backroom.llm.mock.thread import running_mock
 from backroom.llm.pricing import Prices
 from backroom.llm.task import RESPOND_TASK, register_llm_tasks
 from backroom.llm.tokens import estimate_tokens
-from backroom.service import Caller, get_job
+from backroom.runtime.lane_gate import BUDGET_EXHAUSTED
+from backroom.service.api_keys import issue_key
+from backroom.service.jobs import Caller, get_job
 
 # Dollars per million input, cached input and output tokens.
 PRICES = Prices(Decimal("0.15"), Decimal("0.075"), Decimal("0.60"))

@@ -8,11 +8,11 @@ import openai
 import pytest
 
 from backroom.core.errors import Permanent
-from backroom.llm.call import make_client, respond
 from backroom.llm.config import ProviderConfig
-from backroom.llm.errors import RateLimited
-from backroom.llm.mock_server import MockConfig
-from backroom.llm.mock_thread import running_mock
+from backroom.llm.mock.server import MockConfig
+from backroom.llm.mock.thread import running_mock
+from backroom.llm.providers.openai.call import make_client, respond
+from backroom.llm.providers.openai.errors import RateLimited
 from backroom.llm.ratelimit_headers import RateLimitWindow
 from backroom.llm.request import LLMRequest, LLMResult
 

@@ -13,7 +13,7 @@ import pytest
 pytestmark = pytest.mark.slow
 
 SERVE = (
-    "from backroom.llm.mock_server import MockConfig, serve_mock; "
+    "from backroom.llm.mock.server import MockConfig, serve_mock; "
     "serve_mock(MockConfig(requests_per_minute=60), '127.0.0.1', {port})"
 )
 

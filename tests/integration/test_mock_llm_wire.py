@@ -8,8 +8,8 @@ import httpx
 import openai
 import pytest
 
-from backroom.llm.mock_server import MockConfig
-from backroom.llm.mock_thread import running_mock
+from backroom.llm.mock.server import MockConfig
+from backroom.llm.mock.thread import running_mock
 
 
 @pytest.fixture(scope="module")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from backroom import JobState, WorkerConfig, run_until_idle
-from backroom.demo_tasks import demo_app
-from backroom.documents import job_document
+from backroom.demo.tasks import demo_app
 from backroom.llm.config import LLMConfig
+from backroom.service.documents import job_document
 
 
 async def test_an_llm_job_runs_offline_with_usage_and_cost(tmp_path: Path) -> None:

@@ -19,10 +19,10 @@ import pytest
 from backroom.core.errors import QueueFull, StoreUnavailable
 from backroom.core.job import ErrorInfo, NewJob, SubmitResult
 from backroom.core.outcome import Failed, Released, RetryAt
-from backroom.store.base import RedriveFilter
 from backroom.store.migrations import load_migrations
-from backroom.store.postgres import PostgresStore
-from backroom.store.postgres_database import PostgresDatabase, PostgresSettings
+from backroom.store.postgres.database import PostgresDatabase, PostgresSettings
+from backroom.store.postgres.store import PostgresStore
+from backroom.store.protocol import RedriveFilter
 
 pytestmark = pytest.mark.postgres
 

@@ -10,15 +10,15 @@ import pytest
 from postgres_schemas import scratch_schema
 from typer.testing import CliRunner
 
-from backroom.cli import cli
-from backroom.cli_admin import duration_ms
+from backroom.cli.admin import duration_ms
+from backroom.cli.main import cli
 from backroom.clock import SystemClock
 from backroom.core.job import ErrorInfo, JobState, NewJob
 from backroom.core.outcome import Failed, Outcome, Succeeded
-from backroom.retention import DAY_MS
+from backroom.runtime.retention import DAY_MS
 from backroom.store import open_store
-from backroom.store.base import JobFilter
 from backroom.store.migrations import load_migrations
+from backroom.store.protocol import JobFilter
 
 LATEST = load_migrations("sqlite")[-1].version
 

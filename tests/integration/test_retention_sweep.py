@@ -10,8 +10,8 @@ import pytest
 from backroom import App, JobContext, Permanent, SimClock, WorkerConfig, run_until_idle
 from backroom.core.errors import StoreUnavailable
 from backroom.core.job import Job, JobState
-from backroom.retention import DAY_MS, RetentionPolicy, RetentionSweep, prune_finished
-from backroom.store.sqlite import SqliteStore
+from backroom.runtime.retention import DAY_MS, RetentionPolicy, RetentionSweep, prune_finished
+from backroom.store.sqlite.store import SqliteStore
 
 START = 1_700_000_000_000
 HOUR_MS = 3_600_000

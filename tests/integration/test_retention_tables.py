@@ -16,7 +16,7 @@ import pytest
 from backroom.core.job import JobState, NewJob
 from backroom.core.outcome import Succeeded
 from backroom.store import open_store
-from backroom.store.base import Store
+from backroom.store.protocol import Store
 
 T0 = 1_700_000_000_000
 JOB_TABLES = ("jobs", "attempts", "job_events", "once_records")

@@ -22,8 +22,8 @@ import pytest
 from backroom.core.errors import StoreUnavailable
 from backroom.core.job import ErrorInfo, Job, JobState, NewJob
 from backroom.core.outcome import Outcome, RetryAt, Succeeded
-from backroom.store.base import JobFilter
-from backroom.store.sqlite import SqliteStore
+from backroom.store.protocol import JobFilter
+from backroom.store.sqlite.store import SqliteStore
 
 PROCESSES = 4
 JOBS = 1_200

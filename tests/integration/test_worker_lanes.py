@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 
 from backroom import App, JobContext, SimClock, WorkerConfig
-from backroom.store.sqlite import SqliteStore
+from backroom.store.sqlite.store import SqliteStore
 
 START = 1_700_000_000_000
 JOB_MS = 100

@@ -24,7 +24,7 @@ from backroom import (
 )
 from backroom.core.job import AttemptOutcome, ErrorInfo
 from backroom.core.outcome import Failed
-from backroom.store.sqlite import SqliteStore
+from backroom.store.sqlite.store import SqliteStore
 
 START = 1_700_000_000_000
 EXACT = RetryPolicy(max_attempts=3, schedule=Schedule.EXPONENTIAL, base_ms=1000, jitter=Jitter.NONE)

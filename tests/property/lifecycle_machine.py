@@ -37,7 +37,7 @@ from backroom.core.outcome import (
     RetryAt,
     Succeeded,
 )
-from backroom.store.base import RedriveFilter
+from backroom.store.protocol import RedriveFilter
 
 START = 1_700_000_000_000
 TASK = "summarise"

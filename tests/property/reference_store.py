@@ -14,7 +14,7 @@ from backroom.core import transitions
 from backroom.core.errors import IdempotencyConflict
 from backroom.core.job import Job, JobState, Lease, NewJob, SubmitResult
 from backroom.core.outcome import Outcome
-from backroom.store.base import HeartbeatResult, RedriveFilter
+from backroom.store.protocol import HeartbeatResult, RedriveFilter
 
 
 def in_fair_order(jobs: Sequence[Job]) -> list[Job]:

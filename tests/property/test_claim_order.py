@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from reference_store import ReferenceStore
 
 from backroom.core.job import NewJob
-from backroom.store.sqlite import SqliteStore
+from backroom.store.sqlite.store import SqliteStore
 
 SUBMITTED_AT = 1_700_000_000_000
 CLAIMED_AT = SUBMITTED_AT + 1_000

@@ -17,8 +17,8 @@ from lifecycle_machine import LifecycleMachine
 
 from backroom.core.errors import BackroomError
 from backroom.core.job import Job
-from backroom.store.base import JobFilter
-from backroom.store.sqlite import SqliteStore
+from backroom.store.protocol import JobFilter
+from backroom.store.sqlite.store import SqliteStore
 
 # More than a run of the machine can ever submit, so one page lists every job.
 ALL_JOBS = JobFilter(limit=10_000)

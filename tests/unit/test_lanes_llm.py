@@ -19,7 +19,7 @@ from backroom.llm.lanes import (
     lane_tokens,
     throttle_from_headers,
 )
-from backroom.llm.mock_prompt import prompt_from_chat, prompt_from_responses
+from backroom.llm.mock.prompt import prompt_from_chat, prompt_from_responses
 from backroom.llm.pricing import Usage
 from backroom.llm.ratelimit_headers import parse_rate_limit_headers
 from backroom.llm.request import LLMRequest, Message

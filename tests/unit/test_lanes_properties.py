@@ -30,7 +30,7 @@ from backroom.core.lanes import (
     release,
 )
 from backroom.llm.lanes import throttle_from_headers
-from backroom.llm.mock_limits import ModelLimiter
+from backroom.llm.mock.limits import ModelLimiter
 from backroom.llm.ratelimit_headers import RateLimitSnapshot, parse_rate_limit_headers
 
 T0 = 1_700_000_000_000

@@ -10,7 +10,7 @@ import openai
 import pytest
 
 from backroom.core.errors import Permanent, Retryable
-from backroom.llm.call import respond
+from backroom.llm.providers.openai.call import respond
 from backroom.llm.request import LLMRequest
 
 

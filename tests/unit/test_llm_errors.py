@@ -9,7 +9,7 @@ import openai
 import pytest
 
 from backroom.core.errors import Permanent, Retryable
-from backroom.llm.errors import (
+from backroom.llm.providers.openai.errors import (
     RateLimited,
     error_for_exception,
     error_for_response,

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from backroom.llm.mock_faults import Fault, FaultCounter, fault_response, find_fault
+from backroom.llm.mock.faults import Fault, FaultCounter, fault_response, find_fault
 
 NOW = 1_800_000_000_000
 

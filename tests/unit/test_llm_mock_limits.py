@@ -6,8 +6,8 @@ import json
 
 import pytest
 
-from backroom.llm.mock_limits import ModelLimiter, Refusal, refusal_response
-from backroom.llm.mock_server import MockConfig
+from backroom.llm.mock.limits import ModelLimiter, Refusal, refusal_response
+from backroom.llm.mock.server import MockConfig
 
 T0 = 1_800_000_000_000
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pydantic
 import pytest
 
-from backroom.llm.mock_prompt import Prompt, prompt_from_chat, prompt_from_responses
-from backroom.llm.mock_reply import compose_reply, prompt_key
+from backroom.llm.mock.prompt import Prompt, prompt_from_chat, prompt_from_responses
+from backroom.llm.mock.reply import compose_reply, prompt_key
 from backroom.llm.pricing import Usage
 
 

@@ -14,15 +14,15 @@ import pytest
 from backroom import App, Job, JobState, Lease, RetryPolicy, WorkerConfig, run_until_idle
 from backroom.core.job import JSON, AttemptOutcome
 from backroom.core.usage import AttemptUsage, pico_usd
-from backroom.llm.clients import ProviderClients
 from backroom.llm.config import LLMConfig, ModelConfig, ModelLimits, ProviderConfig
-from backroom.llm.mock_server import MockConfig
-from backroom.llm.mock_thread import running_mock
+from backroom.llm.mock.server import MockConfig
+from backroom.llm.mock.thread import running_mock
 from backroom.llm.pricing import Prices, Usage, cost_usd
+from backroom.llm.providers.openai.clients import ProviderClients
 from backroom.llm.ratelimit_headers import RateLimitSnapshot
 from backroom.llm.task import CallReport, register_llm_tasks
 from backroom.llm.tokens import estimate_tokens
-from backroom.store.sqlite import SqliteStore
+from backroom.store.sqlite.store import SqliteStore
 
 PRICES = Prices(Decimal("0.15"), Decimal("0.075"), Decimal("0.60"))
 # High enough never to refuse a call here; set so that answers carry rate-limit headers.

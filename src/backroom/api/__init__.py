@@ -1,6 +1,6 @@
 """The HTTP API: `create_api(app, settings)` builds a FastAPI application over an `App`.
 
-Routes only translate between HTTP and `backroom.service`; errors are RFC 9457
+Routes only translate between HTTP and `backroom.service.jobs`; errors are RFC 9457
 problem documents; `Authorization: Bearer KEY` names the tenant.
 """
 

@@ -17,8 +17,8 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from backroom.api.key_cache import TenantCache
 from backroom.api.problems import ProblemError
 from backroom.app import App
-from backroom.keys import hash_api_key
-from backroom.service import Caller, problem
+from backroom.service.api_keys import hash_api_key
+from backroom.service.jobs import Caller, problem
 
 ADMIN_TENANT = "admin"
 """The tenant that jobs submitted with the settings' admin key belong to."""

@@ -11,15 +11,15 @@ from pydantic.json_schema import models_json_schema
 
 from backroom.api.auth import authenticator
 from backroom.api.body_limit import BodyLimit
-from backroom.api.models import Problem
+from backroom.api.models.jobs import Problem
 from backroom.api.problems import install_problem_handlers
-from backroom.api.routes_dead_letters import dead_letters_router
-from backroom.api.routes_jobs import jobs_router
-from backroom.api.routes_llm import llm_router
-from backroom.api.routes_operations import operations_router
+from backroom.api.routes.dead_letters import dead_letters_router
+from backroom.api.routes.jobs import jobs_router
+from backroom.api.routes.llm import llm_router
+from backroom.api.routes.operations import operations_router
 from backroom.api.settings import ApiSettings
 from backroom.app import App
-from backroom.service import SubmitPolicy
+from backroom.service.jobs import SubmitPolicy
 
 DESCRIPTION = """\
 Submit slow work, get a job id in milliseconds, poll for the result.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry, Gauge, generate_latest
 
-from backroom.store.base import QueueStats
+from backroom.store.protocol import QueueStats
 
 _STATES = ("queued", "running", "succeeded", "failed", "cancelled")
 

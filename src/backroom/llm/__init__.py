@@ -1,16 +1,20 @@
 """LLM calls through OpenAI-compatible providers: config, calls, errors, usage and cost.
 
-The mock provider (`backroom mock-llm`) lives in `backroom.llm.mock_server`, and
-`backroom.llm.mock_thread.running_mock` serves one in-process for tests.
+The mock provider (`backroom mock-llm`) lives in `backroom.llm.mock.server`, and
+`backroom.llm.mock.thread.running_mock` serves one in-process for tests.
 """
 
 from __future__ import annotations
 
-from backroom.llm.call import make_client, respond
 from backroom.llm.config import LLMConfig, ModelConfig, ModelLimits, ProviderConfig, load_llm_config
-from backroom.llm.errors import RateLimited, error_for_exception, error_for_response
 from backroom.llm.pricing import Prices, Usage, cost_usd
 from backroom.llm.progress import DeltaCallback
+from backroom.llm.providers.openai.call import make_client, respond
+from backroom.llm.providers.openai.errors import (
+    RateLimited,
+    error_for_exception,
+    error_for_response,
+)
 from backroom.llm.ratelimit_headers import RateLimitSnapshot, RateLimitWindow
 from backroom.llm.request import LLMRequest, LLMResult, Message, Role
 from backroom.llm.task import CallReport, CallSink, RespondTask, register_llm_tasks

@@ -27,13 +27,13 @@ from backroom.core.errors import JobError
 from backroom.core.job import JSON, Job
 from backroom.core.lanes import LaneRequest
 from backroom.core.usage import AttemptUsage, pico_usd, usd
-from backroom.llm.call import respond
-from backroom.llm.clients import HttpClientFactory, ProviderClients
 from backroom.llm.config import LLMConfig, ModelConfig
-from backroom.llm.errors import RateLimited
 from backroom.llm.lanes import lane_name, lane_request_for_payload, lane_tokens
 from backroom.llm.pricing import cost_usd
 from backroom.llm.progress import DeltaCallback
+from backroom.llm.providers.openai.call import respond
+from backroom.llm.providers.openai.clients import HttpClientFactory, ProviderClients
+from backroom.llm.providers.openai.errors import RateLimited
 from backroom.llm.ratelimit_headers import RateLimitSnapshot
 from backroom.llm.request import LLMResult
 from backroom.llm.task_input import RespondInput
@@ -207,7 +207,7 @@ def register_llm_tasks(
 
     Calls are reported to `sink`, by default a `StoreCallSink`: usage and lane
     settlements go to the app's store. `http_clients` gives providers, by name, an HTTP
-    client of their own (see `backroom.llm.offline`).
+    client of their own (see `backroom.llm.mock.offline`).
     """
     chosen = StoreCallSink(app) if sink is None else sink
     respond_task = RespondTask(

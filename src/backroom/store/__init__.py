@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from backroom.core.errors import ConfigError
-from backroom.store.base import (
+from backroom.store.protocol import (
     HeartbeatResult,
     JobFilter,
     OnceRecord,
@@ -26,11 +26,11 @@ __all__ = [
 def open_store(url: str) -> Store:
     """A store for `url`: `sqlite:///path.db`, `sqlite://:memory:` or `postgresql://...`."""
     if url.startswith("sqlite:"):
-        from backroom.store.sqlite import SqliteStore
+        from backroom.store.sqlite.store import SqliteStore
 
         return SqliteStore.from_url(url)
     if url.startswith(("postgresql:", "postgres:")):
-        from backroom.store.postgres import PostgresStore
+        from backroom.store.postgres.store import PostgresStore
 
         return PostgresStore.from_url(url)
     raise ConfigError(f"unsupported database URL {url!r}: use sqlite:///FILE or postgresql://...")

@@ -25,7 +25,7 @@ from backroom.core.lanes import (
     refill,
 )
 from backroom.core.usage import AttemptUsage, UsageTotals, day_label
-from backroom.store.llm_records import LaneStatus, UsageGroup, UsageGrouping
+from backroom.store.records import LaneStatus, UsageGroup, UsageGrouping
 from backroom.store.rows import Row
 
 

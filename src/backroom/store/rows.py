@@ -31,7 +31,7 @@ from backroom.core.outcome import (
     Succeeded,
 )
 from backroom.core.usage import DailyBudget
-from backroom.store.base import QueueStats, Tenant
+from backroom.store.protocol import QueueStats, Tenant
 
 
 class Reason(enum.StrEnum):

@@ -1,0 +1,170 @@
+"""The wire format: pydantic models of request bodies, responses and problems.
+
+Requests are validated here (a bad field is a 422 naming it); responses are built by
+`backroom.service.documents` and these models only describe them in the OpenAPI document.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Annotated, Any
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+
+from backroom.core.job import JobState
+from backroom.service.jobs import Submission
+
+
+def _encodable(value: str) -> str:
+    # A JSON string may hold a lone surrogate ("\ud800"), which no database can store.
+    value.encode()
+    return value
+
+
+def _plain_json(value: Any) -> Any:
+    # Python's JSON parser accepts NaN and Infinity, and lone surrogates in strings:
+    # refuse them here rather than fail while storing or hashing the job.
+    json.dumps(value, allow_nan=False, ensure_ascii=False).encode()
+    return value
+
+
+Name = Annotated[
+    str,
+    StringConstraints(min_length=1, max_length=200, pattern=r"^[^\x00-\x1f\x7f]+$"),
+    AfterValidator(_encodable),
+]
+"""A task or queue name: 1-200 characters, no control characters."""
+
+JsonValue = Annotated[Any, AfterValidator(_plain_json)]
+"""Any JSON value without NaN, Infinity or lone surrogates."""
+
+
+class SubmitRequest(BaseModel):
+    """The body of `POST /v1/jobs`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task: Name = Field(description="The registered task to run.")
+    input: JsonValue = Field(description="The task's input: any JSON value.")
+    queue: Name | None = Field(None, description="The lane; the task's default if omitted.")
+    priority: int = Field(0, ge=-1000, le=1000, description="Higher runs first.")
+    max_attempts: int | None = Field(None, ge=1, le=100, description="Attempts before failing.")
+    timeout_s: float | None = Field(
+        None, gt=0, le=86_400, allow_inf_nan=False, description="Limit of one attempt."
+    )
+    delay_s: float = Field(
+        0, ge=0, le=31_536_000, allow_inf_nan=False, description="Wait before the first attempt."
+    )
+    metadata: dict[str, JsonValue] = Field(
+        default_factory=dict, description="Free-form labels stored with the job."
+    )
+
+    def to_submission(self) -> Submission:
+        """The framework-free form the service takes."""
+        return Submission(
+            task=self.task,
+            input=self.input,
+            queue=self.queue,
+            priority=self.priority,
+            max_attempts=self.max_attempts,
+            timeout_s=self.timeout_s,
+            delay_s=self.delay_s,
+            metadata=self.metadata,
+        )
+
+
+class RedriveRequest(BaseModel):
+    """The body of `POST /v1/dead-letters/redrive`: which failed jobs; all if empty."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    task: Name | None = None
+    queue: Name | None = None
+
+
+class ErrorDocument(BaseModel):
+    """The error an attempt ended with."""
+
+    type: str
+    message: str
+
+
+class AttemptDocument(BaseModel):
+    """One attempt of a job."""
+
+    number: int
+    worker_id: str
+    started_at: datetime
+    finished_at: datetime | None
+    outcome: str | None
+    error: ErrorDocument | None
+    next_attempt_at: datetime | None
+
+
+class JobDocument(BaseModel):
+    """A job: what a poller needs to know. `result` is there once it succeeded,
+    `error` ("failed after N attempts: ...") once it failed for good."""
+
+    id: int
+    task: str
+    status: JobState
+    tenant: str
+    queue: str
+    priority: int
+    attempts: int = Field(description="Attempts started so far.")
+    max_attempts: int
+    created_at: datetime
+    started_at: datetime | None
+    finished_at: datetime | None
+    next_attempt_at: datetime | None
+    progress: float | None = Field(description="Coarse progress, 0 to 1.")
+    partial: Any = Field(description="Partial output the task reported.")
+    metadata: dict[str, Any]
+    result: Any = None
+    error: str | None = None
+    last_error: ErrorDocument | None = None
+    attempt_history: list[AttemptDocument] | None = Field(
+        None, description="Every attempt, oldest first (single-job reads only)."
+    )
+    usage: dict[str, Any] | None = Field(None, description="LLM usage and cost, when tracked.")
+
+
+class JobPage(BaseModel):
+    """One page of jobs, newest first."""
+
+    jobs: list[JobDocument]
+    next_cursor: str | None = Field(description="Pass as `cursor` for the next page.")
+
+
+class RedriveResult(BaseModel):
+    """What a bulk redrive sent back to the queue."""
+
+    redriven: int
+    job_ids: list[int]
+
+
+class Status(BaseModel):
+    """A health answer."""
+
+    status: str
+
+
+class FieldError(BaseModel):
+    """One invalid field of a request."""
+
+    loc: list[str | int]
+    msg: str
+    type: str
+
+
+class Problem(BaseModel):
+    """An RFC 9457 problem: every error answer has this shape."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str = Field(description="A URN naming the problem, or about:blank.")
+    title: str
+    status: int
+    detail: str
+    errors: list[FieldError] | None = Field(None, description="The invalid fields, on a 422.")

@@ -1,0 +1,69 @@
+"""The wire format of the LLM routes: lanes and usage reports (for the OpenAPI document).
+
+The bodies are built by `backroom.service.llm`; these models only describe them.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from backroom.store.records import UsageGrouping
+
+
+class LaneLimitsDocument(BaseModel):
+    """A lane's limits as last configured; null means no limit of that kind."""
+
+    max_concurrency: int | None
+    requests_per_minute: int | None
+    tokens_per_minute: int | None
+
+
+class LaneDocument(BaseModel):
+    """One lane (a provider's model), shared by every worker."""
+
+    name: str = Field(description="`provider/model`.")
+    limits: LaneLimitsDocument
+    in_flight: int = Field(description="Calls running now.")
+    requests_left: int | None = Field(description="Requests the lane may start now.")
+    tokens_left: int | None = Field(
+        description="Tokens the lane may reserve now (negative: calls used more than reserved)."
+    )
+    paused_until: datetime | None = Field(description="No call starts before this.")
+
+
+class LaneList(BaseModel):
+    """Every lane that has had a call, by name."""
+
+    lanes: list[LaneDocument]
+
+
+class UsageTotalsDocument(BaseModel):
+    """Calls, tokens and cost, summed."""
+
+    calls: int
+    input_tokens: int = Field(description="Including cached input tokens.")
+    cached_tokens: int
+    output_tokens: int
+    cost_usd: str = Field(description="Exact US dollars, as a decimal string.")
+
+
+class UsageGroupDocument(UsageTotalsDocument):
+    """The totals of one tenant's calls of one model (`model`) or UTC day (`day`)."""
+
+    tenant: str
+    model: str | None = None
+    day: str | None = Field(None, description="The UTC date, YYYY-MM-DD.")
+
+
+class UsageReport(BaseModel):
+    """LLM usage in `[from, to)`, grouped."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    from_: datetime = Field(alias="from")
+    to: datetime
+    group_by: UsageGrouping
+    groups: list[UsageGroupDocument]
+    total: UsageTotalsDocument

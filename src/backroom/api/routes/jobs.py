@@ -1,0 +1,112 @@
+"""`/v1/jobs`: submit, read, list and cancel jobs. Each route only translates."""
+
+# No `from __future__ import annotations`: FastAPI must see the route signatures'
+# local `CallerDependency` alias as a real type, not as a string it cannot resolve.
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Header, Path, Query, Response
+
+from backroom.api.auth import Authenticator
+from backroom.api.headers import InvalidIdempotencyKey, parse_idempotency_key
+from backroom.api.models.jobs import JobDocument, JobPage, Name, SubmitRequest
+from backroom.api.responses import problem_responses, to_response
+from backroom.app import App
+from backroom.core.job import JobState
+from backroom.service import jobs as service
+from backroom.service.jobs import Caller, JobQuery, SubmitPolicy
+
+MAX_JOB_ID = 2**63 - 1
+CURSOR_PATTERN = r"^[1-9][0-9]{0,17}$"
+
+JobId = Annotated[int, Path(ge=1, le=MAX_JOB_ID, description="The job's id.")]
+Cursor = Annotated[
+    str | None, Query(pattern=CURSOR_PATTERN, description="`next_cursor` of the last page.")
+]
+Limit = Annotated[int, Query(ge=1, le=200, description="Jobs per page.")]
+
+_JOB_HEADERS = {"Location": {"schema": {"type": "string"}, "description": "The job's URL."}}
+_REPLAYED = {"Idempotent-Replayed": {"schema": {"type": "string", "enum": ["true"]}}}
+
+
+def jobs_router(app: App, authenticate: Authenticator, policy: SubmitPolicy) -> APIRouter:
+    """The job routes of `app`, for callers `authenticate` admits."""
+    router = APIRouter(prefix="/v1/jobs", tags=["jobs"])
+    CallerDependency = Annotated[Caller, Depends(authenticate)]
+
+    @router.post(
+        "",
+        status_code=202,
+        response_model=JobDocument,
+        summary="Submit a job",
+        responses={
+            202: {"description": "A new job.", "headers": _JOB_HEADERS},
+            200: {
+                "description": "The job this Idempotency-Key already created (a replay).",
+                "model": JobDocument,
+                "headers": {**_JOB_HEADERS, **_REPLAYED},
+            },
+            **problem_responses(401, 413, 422, 429),
+        },
+    )
+    async def submit_job(
+        body: SubmitRequest,
+        caller: CallerDependency,
+        idempotency_key: Annotated[
+            str | None,
+            Header(
+                alias="Idempotency-Key",
+                description='1-255 printable ASCII characters, bare or quoted ("abc").',
+            ),
+        ] = None,
+    ) -> Response:
+        key = None
+        if idempotency_key is not None:
+            try:
+                key = parse_idempotency_key(idempotency_key)
+            except InvalidIdempotencyKey as error:
+                return to_response(service.invalid_field(("header", "Idempotency-Key"), str(error)))
+        return to_response(await service.submit_job(app, caller, body.to_submission(), key, policy))
+
+    @router.get(
+        "",
+        response_model=JobPage,
+        summary="List jobs, newest first",
+        responses=problem_responses(401, 422),
+    )
+    async def list_jobs(
+        caller: CallerDependency,
+        status: Annotated[list[JobState] | None, Query(description="Only these states.")] = None,
+        queue: Annotated[Name | None, Query(description="Only this queue.")] = None,
+        task: Annotated[Name | None, Query(description="Only this task.")] = None,
+        cursor: Cursor = None,
+        limit: Limit = 50,
+    ) -> Response:
+        query = JobQuery(tuple(status or ()), queue, task, cursor, limit)
+        return to_response(await service.list_jobs(app, caller, query))
+
+    @router.get(
+        "/{job_id}",
+        response_model=JobDocument,
+        summary="Get a job, with its attempt history",
+        responses=problem_responses(401, 404, 422),
+    )
+    async def get_job(job_id: JobId, caller: CallerDependency) -> Response:
+        return to_response(await service.get_job(app, caller, job_id))
+
+    @router.post(
+        "/{job_id}/cancel",
+        response_model=JobDocument,
+        summary="Cancel a job",
+        responses={
+            200: {"description": "The job is cancelled."},
+            202: {
+                "description": "The job is running; its worker was asked to stop it.",
+                "model": JobDocument,
+            },
+            **problem_responses(401, 404, 409, 422),
+        },
+    )
+    async def cancel_job(job_id: JobId, caller: CallerDependency) -> Response:
+        return to_response(await service.cancel_job(app, caller, job_id))
+
+    return router

@@ -1,0 +1,149 @@
+"""`backroom serve`: the HTTP API under uvicorn, with workers in the same process.
+
+On a fresh database the first start creates tenant `default` and prints its key,
+once, with the URL of the API docs and a curl example that submits a job and
+polls it. SIGINT or SIGTERM stops the server and lets the workers finish their jobs
+within their grace period.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import shlex
+import signal
+import socket
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import uvicorn
+
+from backroom.api import ApiSettings, create_api
+from backroom.app import App
+from backroom.core.job import DEFAULT_TENANT
+from backroom.runtime.worker import WorkerConfig
+from backroom.service.api_keys import issue_key
+
+Emit = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class ServeConfig:
+    """Where to listen, and how many in-process workers to run (0: none)."""
+
+    host: str = "127.0.0.1"
+    port: int = 8000
+    workers: int = 1
+    concurrency: int = 10
+    log_level: str = "info"
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, whose SIGINT/SIGTERM also stop the in-process workers.
+
+    uvicorn re-raises a caught signal once it has shut down, which for SIGTERM would
+    end the process before the workers drain; this one only asks everything to stop.
+    """
+
+    def __init__(self, config: uvicorn.Config, on_exit: Callable[[], None]) -> None:
+        super().__init__(config)
+        self._on_exit = on_exit
+
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """Turn SIGINT and SIGTERM into a graceful stop while the server runs."""
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(signum, self._stop)
+        try:
+            yield
+        finally:
+            for signum in (signal.SIGINT, signal.SIGTERM):
+                loop.remove_signal_handler(signum)
+
+    def _stop(self) -> None:
+        self.should_exit = True
+        self._on_exit()
+
+
+def _listen(config: ServeConfig) -> socket.socket:
+    """The bound listening socket (port 0 picks a free port).
+
+    Bound here rather than by uvicorn so the real port is known before serving. The
+    socket is made with its protocol number (IPPROTO_TCP, from getaddrinfo): asyncio
+    sets TCP_NODELAY only on connections of such sockets, and without it every answer
+    waits out the client's delayed ACK (about 40 ms).
+    """
+    family, kind, protocol, _, address = socket.getaddrinfo(
+        config.host, config.port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )[0]
+    listener = socket.socket(family, kind, protocol)
+    try:
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        listener.bind(address)
+        listener.listen(socket.SOMAXCONN)
+    except OSError:
+        listener.close()
+        raise
+    return listener
+
+
+def _example_task(app: App) -> tuple[str, object]:
+    if "demo.summarize" in app.tasks:
+        return "demo.summarize", {"text": "Backroom runs slow work in the background."}
+    names = app.tasks.names()
+    return (names[0] if names else "my.task"), {}
+
+
+def print_welcome(app: App, base_url: str, key: str | None, emit: Emit) -> None:
+    """Print where the docs are and a curl example that submits a job and polls it."""
+    task, payload = _example_task(app)
+    body = json.dumps({"task": task, "input": payload})
+    auth = '-H "Authorization: Bearer $BACKROOM_API_KEY"'
+    emit(f"backroom is serving {base_url}  (API docs: {base_url}/docs)")
+    if key is not None:
+        emit(f"Created tenant {DEFAULT_TENANT!r}. Its API key, shown only this once:")
+        emit(f"  export BACKROOM_API_KEY={key}")
+    emit("Submit a job, then poll it (the id is in the answer and its Location header):")
+    emit(
+        f"  curl -s {base_url}/v1/jobs {auth} -H 'Content-Type: application/json' "
+        f"-H 'Idempotency-Key: first-job' -d {shlex.quote(body)}"
+    )
+    emit(f"  curl -s {base_url}/v1/jobs/1 {auth}")
+
+
+async def first_start_key(app: App) -> str | None:
+    """On a store without tenants, create `default` and return its new key."""
+    if await app.store.list_tenants():
+        return None
+    _, key = await issue_key(app.store, app.clock, DEFAULT_TENANT)
+    return key
+
+
+async def serve(app: App, api_settings: ApiSettings, config: ServeConfig, emit: Emit) -> None:
+    """Open `app`, serve its API and run its workers until SIGINT or SIGTERM."""
+    listener = _listen(config)
+    host, port = listener.getsockname()[:2]
+    async with app:
+        key = await first_start_key(app)
+        workers = [
+            app.worker(WorkerConfig(queues=api_settings.queues, concurrency=config.concurrency))
+            for _ in range(config.workers)
+        ]
+
+        def stop_workers() -> None:
+            for worker in workers:
+                worker.stop()
+
+        server = _Server(
+            uvicorn.Config(create_api(app, api_settings), log_level=config.log_level),
+            on_exit=stop_workers,
+        )
+        running = [asyncio.create_task(worker.run()) for worker in workers]
+        print_welcome(app, f"http://{host}:{port}", key, emit)
+        try:
+            await server.serve(sockets=[listener])
+        finally:
+            stop_workers()
+            await asyncio.gather(*running)

@@ -1,0 +1,39 @@
+"""`backroom mock-llm`: an OpenAI-compatible server for tests, examples and benchmarks."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+
+def mock_llm(
+    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(min=0, max=65535, help="Port.")] = 8100,
+    latency_ms: Annotated[int, typer.Option(min=0, help="Wait before each answer.")] = 0,
+    rpm: Annotated[
+        int | None, typer.Option(min=1, help="Requests per minute before a 429.")
+    ] = None,
+    tpm: Annotated[int | None, typer.Option(min=1, help="Tokens per minute before a 429.")] = None,
+    stream_interval_ms: Annotated[
+        int, typer.Option(min=0, help="Wait between two streamed deltas.")
+    ] = 25,
+) -> None:
+    """Serve a mock of POST /v1/responses and /v1/chat/completions (streaming too).
+
+    Limits are answered with real 429s carrying retry-after and x-ratelimit-* headers.
+    A prompt containing a fault marker in square brackets scripts a failure:
+    fault:500, fault:timeout, fault:400, fault:insufficient_quota, or fault:503:first=2
+    (the first two calls with that prompt fail).
+    """
+    # Imported here: the SDK and the web stack cost every other command ~0.5 s to load.
+    from backroom.llm.mock.server import MockConfig, serve_mock  # noqa: PLC0415
+
+    config = MockConfig(
+        latency_ms=latency_ms,
+        requests_per_minute=rpm,
+        tokens_per_minute=tpm,
+        stream_interval_ms=stream_interval_ms,
+    )
+    print(f"mock LLM on http://{host}:{port}/v1 (OPENAI_BASE_URL)", flush=True)
+    serve_mock(config, host, port)

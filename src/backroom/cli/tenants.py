@@ -1,0 +1,101 @@
+"""`backroom tenants create|list|revoke`: tenants and API keys, in the database."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from decimal import Decimal, InvalidOperation
+from typing import Annotated, TypeVar
+
+import typer
+from rich.table import Table
+
+from backroom.app import App
+from backroom.cli.options import DbOption, out
+from backroom.cli.targets import CliError
+from backroom.config import Settings
+from backroom.core.usage import DailyBudget
+from backroom.service.api_keys import issue_key
+from backroom.service.documents import iso, usd_text
+
+T = TypeVar("T")
+
+tenants = typer.Typer(help="Tenants and their API keys.", no_args_is_help=True)
+
+
+def _with_app(db: str | None, action: Callable[[App], Awaitable[T]]) -> T:
+    async def run() -> T:
+        async with App(db or Settings.from_env().database_url) as app:
+            return await action(app)
+
+    return asyncio.run(run())
+
+
+@tenants.command()
+def create(
+    name: Annotated[str, typer.Argument(help="The tenant's name.")],
+    max_queued: Annotated[
+        int | None, typer.Option(min=1, help="Cap of queued or running jobs (none by default).")
+    ] = None,
+    admin: Annotated[bool, typer.Option("--admin", help="Its keys act on every tenant.")] = False,
+    daily_budget_usd: Annotated[
+        str | None,
+        typer.Option(
+            help="LLM spend allowed per UTC day, in US dollars (none by default).",
+            metavar="USD",
+        ),
+    ] = None,
+    db: DbOption = None,
+) -> None:
+    """Create a tenant (or update its caps) and print a new API key, once."""
+    budget = None if daily_budget_usd is None else _daily_budget(daily_budget_usd)
+    tenant, key = _with_app(
+        db,
+        lambda app: issue_key(
+            app.store, app.clock, name, max_queued=max_queued, admin=admin, daily_budget=budget
+        ),
+    )
+    role = "admin tenant" if tenant.admin else "tenant"
+    out.print(f"{role} {tenant.name!r}: new API key (shown only this once):")
+    print(key)
+
+
+def _daily_budget(text: str) -> DailyBudget:
+    """A budget given in dollars, read exactly (never through float)."""
+    try:
+        amount = Decimal(text)
+    except InvalidOperation:
+        raise CliError(f"--daily-budget-usd takes an amount of dollars, not {text!r}") from None
+    if not amount.is_finite() or amount < 0:
+        raise CliError(f"--daily-budget-usd must be 0 or more, not {text!r}")
+    return DailyBudget.of_usd(amount)
+
+
+@tenants.command("list")
+def list_tenants(db: DbOption = None) -> None:
+    """List the tenants and their caps."""
+    table = Table("name", "admin", "max queued", "daily budget USD", "created")
+    for tenant in _with_app(db, lambda app: app.store.list_tenants()):
+        cap = "-" if tenant.max_queued is None else str(tenant.max_queued)
+        budget = tenant.daily_budget
+        spend = "-" if budget is None else usd_text(budget.limit_pico_usd)
+        table.add_row(
+            tenant.name, "yes" if tenant.admin else "", cap, spend, iso(tenant.created_at)
+        )
+    out.print(table)
+
+
+@tenants.command()
+def revoke(
+    name: Annotated[str, typer.Argument(help="The tenant whose keys to revoke.")],
+    db: DbOption = None,
+) -> None:
+    """Revoke every API key of a tenant (its jobs stay)."""
+
+    async def action(app: App) -> int:
+        return await app.store.revoke_keys(name, app.clock.now())
+
+    revoked = _with_app(db, action)
+    if revoked == 0:
+        raise CliError(f"tenant {name!r} has no active keys")
+    out.print(f"revoked {revoked} key(s) of tenant {name!r}")

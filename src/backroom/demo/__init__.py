@@ -1,0 +1,1 @@
+"""The seeds' example timeline and the offline demo tasks."""

@@ -1,0 +1,1 @@
+"""`backroom mock-llm` and the offline provider: an OpenAI-compatible server for tests and demos."""

@@ -1,0 +1,80 @@
+"""The chat completions wire format, as the mock sends it: one JSON object, or SSE chunks.
+
+A stream sends a chunk with the assistant role, one chunk per word, a chunk with the
+finish reason, a usage chunk if `stream_options.include_usage` asked for it, and
+`data: [DONE]`. A failing stream stops after the first word with an `error` chunk.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from backroom.llm.mock.reply import Pause, Reply
+
+JSON = dict[str, Any]
+_STREAM_FAILURE = {
+    "message": "The server had an error while streaming the completion (scripted fault).",
+    "type": "server_error",
+    "code": "server_error",
+}
+
+
+def _usage(reply: Reply) -> JSON:
+    usage = reply.usage
+    return {
+        "prompt_tokens": usage.input_tokens,
+        "prompt_tokens_details": {"cached_tokens": usage.cached_tokens},
+        "completion_tokens": usage.output_tokens,
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+    }
+
+
+def _finish_reason(reply: Reply) -> str:
+    return "length" if reply.incomplete else "stop"
+
+
+def _envelope(reply: Reply, object_type: str, **fields: Any) -> JSON:
+    return {
+        "id": f"chatcmpl-mock{reply.number:08d}",
+        "object": object_type,
+        "created": reply.created_s,
+        "model": reply.model,
+        **fields,
+    }
+
+
+def completion_body(reply: Reply) -> JSON:
+    """The finished completion, as a non-streaming call returns it."""
+    choice = {
+        "index": 0,
+        "message": {"role": "assistant", "content": reply.text},
+        "finish_reason": _finish_reason(reply),
+        "logprobs": None,
+    }
+    return _envelope(reply, "chat.completion", choices=[choice], usage=_usage(reply))
+
+
+def _chunk(reply: Reply, delta: JSON, finish_reason: str | None = None) -> str:
+    choice = {"index": 0, "delta": delta, "finish_reason": finish_reason, "logprobs": None}
+    body = _envelope(reply, "chat.completion.chunk", choices=[choice])
+    return f"data: {json.dumps(body)}\n\n"
+
+
+async def completion_chunks(
+    reply: Reply, pause: Pause, *, fail: bool, include_usage: bool
+) -> AsyncIterator[str]:
+    """The SSE frames of a streamed completion; with `fail`, it fails after one word."""
+    yield _chunk(reply, {"role": "assistant", "content": ""})
+    for delta in reply.deltas():
+        yield _chunk(reply, {"content": delta})
+        if fail:
+            yield f"data: {json.dumps({'error': _STREAM_FAILURE})}\n\n"
+            return
+        await pause()
+    yield _chunk(reply, {}, _finish_reason(reply))
+    if include_usage:
+        usage_chunk = _envelope(reply, "chat.completion.chunk", choices=[], usage=_usage(reply))
+        yield f"data: {json.dumps(usage_chunk)}\n\n"
+    yield "data: [DONE]\n\n"

@@ -1,0 +1,116 @@
+"""The Responses API wire format, as the mock sends it: one JSON object, or SSE events.
+
+A stream runs `response.created`, `response.output_item.added`,
+`response.content_part.added`, one `response.output_text.delta` per word,
+`response.output_text.done`, `response.content_part.done`, `response.output_item.done`
+and `response.completed` (or `response.incomplete`). A failing stream stops after the
+first delta with `response.failed`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+from backroom.llm.mock.reply import Pause, Reply
+
+JSON = dict[str, Any]
+_STREAM_FAILURE_MESSAGE = "The server had an error while streaming the response (scripted fault)."
+
+
+def _ids(reply: Reply) -> tuple[str, str]:
+    return f"resp_mock{reply.number:08d}", f"msg_mock{reply.number:08d}"
+
+
+def _text_part(text: str) -> JSON:
+    return {"type": "output_text", "text": text, "annotations": [], "logprobs": []}
+
+
+def _message(reply: Reply, text: str, status: str) -> JSON:
+    content = [_text_part(text)] if status == "completed" else []
+    return {
+        "type": "message",
+        "id": _ids(reply)[1],
+        "role": "assistant",
+        "status": status,
+        "content": content,
+    }
+
+
+def _usage(reply: Reply) -> JSON:
+    usage = reply.usage
+    return {
+        "input_tokens": usage.input_tokens,
+        "input_tokens_details": {"cached_tokens": usage.cached_tokens, "cache_write_tokens": 0},
+        "output_tokens": usage.output_tokens,
+        "output_tokens_details": {"reasoning_tokens": 0},
+        "total_tokens": usage.input_tokens + usage.output_tokens,
+    }
+
+
+def _response(reply: Reply, status: str) -> JSON:
+    """The response object in `status`: in_progress, completed, incomplete or failed."""
+    finished = status in {"completed", "incomplete"}
+    body: JSON = {
+        "id": _ids(reply)[0],
+        "object": "response",
+        "created_at": reply.created_s,
+        "status": status,
+        "model": reply.model,
+        "output": [_message(reply, reply.text, "completed")] if finished else [],
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "error": None,
+        "incomplete_details": None,
+        "usage": _usage(reply) if finished else None,
+    }
+    if status == "incomplete":
+        body["incomplete_details"] = {"reason": "max_output_tokens"}
+    if status == "failed":
+        body["error"] = {"code": "server_error", "message": _STREAM_FAILURE_MESSAGE}
+    return body
+
+
+def response_body(reply: Reply) -> JSON:
+    """The finished response, as a non-streaming call returns it."""
+    return _response(reply, "incomplete" if reply.incomplete else "completed")
+
+
+class _EventWriter:
+    """Numbers events and frames them as SSE."""
+
+    def __init__(self) -> None:
+        self._sequence = 0
+
+    def frame(self, event_type: str, **fields: Any) -> str:
+        """One event of `event_type` with `fields`, numbered and framed."""
+        event = {"type": event_type, "sequence_number": self._sequence, **fields}
+        self._sequence += 1
+        return f"event: {event_type}\ndata: {json.dumps(event)}\n\n"
+
+
+async def response_events(reply: Reply, pause: Pause, *, fail: bool) -> AsyncIterator[str]:
+    """The SSE frames of a streamed response; with `fail`, it fails after one delta."""
+    writer = _EventWriter()
+    item_id = _ids(reply)[1]
+    at = {"item_id": item_id, "output_index": 0, "content_index": 0}
+    yield writer.frame("response.created", response=_response(reply, "in_progress"))
+    yield writer.frame(
+        "response.output_item.added", output_index=0, item=_message(reply, "", "in_progress")
+    )
+    yield writer.frame("response.content_part.added", part=_text_part(""), **at)
+    for delta in reply.deltas():
+        yield writer.frame("response.output_text.delta", delta=delta, logprobs=[], **at)
+        if fail:
+            yield writer.frame("response.failed", response=_response(reply, "failed"))
+            return
+        await pause()
+    yield writer.frame("response.output_text.done", text=reply.text, logprobs=[], **at)
+    yield writer.frame("response.content_part.done", part=_text_part(reply.text), **at)
+    yield writer.frame(
+        "response.output_item.done", output_index=0, item=_message(reply, reply.text, "completed")
+    )
+    final = response_body(reply)
+    yield writer.frame(f"response.{final['status']}", response=final)

@@ -1,0 +1,176 @@
+"""`backroom mock-llm`: an OpenAI-compatible server for tests, examples and benchmarks.
+
+`POST /v1/responses` and `POST /v1/chat/completions`, streamed or not, answer with
+deterministic text (see `mock_reply`) and real usage counts. When limits are set,
+every answer to a well-formed request carries `x-ratelimit-*` headers, and a call
+past a limit gets a real 429 with Retry-After (see `mock_limits`). Directives in the
+prompt script failures (see `mock_faults`). A request that was answered before is
+answered again with all its input tokens counted as cached, as a prompt cache would.
+
+All time (latency, stream pacing, rate limits) comes from the injected `Clock`, and
+all state lives in the app that `create_mock_app` returns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import uvicorn
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+
+from backroom.clock import Clock, SystemClock
+from backroom.llm.mock.chat import completion_body, completion_chunks
+from backroom.llm.mock.errors import error_response
+from backroom.llm.mock.faults import Fault, FaultCounter, fault_response, find_fault
+from backroom.llm.mock.limits import ModelLimiter, refusal_response
+from backroom.llm.mock.prompt import Prompt, prompt_from_chat, prompt_from_responses
+from backroom.llm.mock.reply import Pause, Reply, compose_reply, prompt_key
+from backroom.llm.mock.responses import response_body, response_events
+
+
+@dataclass(frozen=True, slots=True)
+class MockConfig:
+    """How the mock behaves; a limit of None means no limit."""
+
+    latency_ms: int = 0
+    """Wait before each answer (before the first byte of a stream)."""
+    requests_per_minute: int | None = None
+    tokens_per_minute: int | None = None
+    stream_interval_ms: int = 0
+    """Wait between two streamed deltas."""
+
+    def __post_init__(self) -> None:
+        if self.latency_ms < 0 or self.stream_interval_ms < 0:
+            raise ValueError("latency_ms and stream_interval_ms must not be negative")
+        limits = (self.requests_per_minute, self.tokens_per_minute)
+        if any(limit is not None and limit < 1 for limit in limits):
+            raise ValueError("requests_per_minute and tokens_per_minute must be at least 1")
+
+
+@dataclass(frozen=True, slots=True)
+class _Endpoint:
+    """How one API reads a request and writes an answer."""
+
+    parse: Callable[[object], Prompt]
+    body: Callable[[Reply], dict[str, Any]]
+    stream: Callable[[Prompt, Reply, Pause, bool], AsyncIterator[str]]
+
+
+def _response_stream(_prompt: Prompt, reply: Reply, pause: Pause, fail: bool) -> AsyncIterator[str]:
+    return response_events(reply, pause, fail=fail)
+
+
+def _chat_stream(prompt: Prompt, reply: Reply, pause: Pause, fail: bool) -> AsyncIterator[str]:
+    return completion_chunks(reply, pause, fail=fail, include_usage=prompt.stream_usage)
+
+
+_RESPONSES = _Endpoint(prompt_from_responses, response_body, _response_stream)
+_CHAT = _Endpoint(prompt_from_chat, completion_body, _chat_stream)
+
+
+@dataclass(frozen=True, slots=True)
+class _Call:
+    """One admitted call on its way to an answer."""
+
+    request: Request
+    endpoint: _Endpoint
+    prompt: Prompt
+    reply: Reply
+    headers: dict[str, str]
+    """The rate-limit headers every answer carries."""
+
+
+async def _until_disconnected(request: Request) -> None:
+    """Wait until the client closes the connection (the body is already read)."""
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
+
+
+class _MockProvider:
+    """The mock's state: rate limits per model, fault counts and answered requests."""
+
+    def __init__(self, config: MockConfig, clock: Clock) -> None:
+        self._config = config
+        self._clock = clock
+        self._limiters: dict[str, ModelLimiter] = {}
+        self._faults = FaultCounter()
+        self._answered: set[str] = set()
+        self._replies = 0
+
+    def _limiter(self, model: str, now: int) -> ModelLimiter:
+        if model not in self._limiters:
+            config = self._config
+            self._limiters[model] = ModelLimiter(
+                config.requests_per_minute, config.tokens_per_minute, now
+            )
+        return self._limiters[model]
+
+    async def _pause(self) -> None:
+        if self._config.stream_interval_ms:
+            await self._clock.sleep(self._config.stream_interval_ms)
+
+    async def handle(self, request: Request, endpoint: _Endpoint) -> Response:
+        """Answer one call: refuse it, fail it as scripted, or reply."""
+        try:
+            prompt = endpoint.parse(await request.json())
+            fault = find_fault(prompt.text)
+        except ValueError as error:  # bad JSON, a malformed body or fault directive
+            return error_response(400, f"Invalid request: {error}")
+        now = self._clock.now()
+        key = prompt_key(prompt)
+        self._replies += 1
+        reply = compose_reply(
+            prompt, number=self._replies, created_s=now // 1000, cached=key in self._answered
+        )
+        limiter = self._limiter(prompt.model, now)
+        refusal = limiter.admit(reply.usage.input_tokens + reply.usage.output_tokens, now)
+        call = _Call(request, endpoint, prompt, reply, limiter.headers())
+        if refusal is not None:
+            return refusal_response(prompt.model, refusal, call.headers)
+        if fault is not None and self._faults.fires(fault, key):
+            return await self._fail(call, fault)
+        self._answered.add(key)
+        return await self._answer(call, fail=False)
+
+    async def _fail(self, call: _Call, fault: Fault) -> Response:
+        if fault.name == "timeout":
+            await _until_disconnected(call.request)
+            return Response(status_code=499)  # never seen: the client has gone
+        if fault.name == "stream_error" and call.prompt.stream:
+            return await self._answer(call, fail=True)
+        return fault_response(fault, now=self._clock.now(), headers=call.headers)
+
+    async def _answer(self, call: _Call, *, fail: bool) -> Response:
+        if self._config.latency_ms:
+            await self._clock.sleep(self._config.latency_ms)
+        if call.prompt.stream:
+            events = call.endpoint.stream(call.prompt, call.reply, self._pause, fail)
+            return StreamingResponse(events, media_type="text/event-stream", headers=call.headers)
+        return JSONResponse(call.endpoint.body(call.reply), headers=call.headers)
+
+
+def create_mock_app(config: MockConfig, clock: Clock) -> FastAPI:
+    """A new mock server app; each app has its own limits, counters and cache."""
+    provider = _MockProvider(config, clock)
+    app = FastAPI(title="backroom mock LLM", docs_url=None, redoc_url=None)
+
+    @app.post("/v1/responses")
+    async def create_response(request: Request) -> Response:
+        """The Responses API."""
+        return await provider.handle(request, _RESPONSES)
+
+    @app.post("/v1/chat/completions")
+    async def create_chat_completion(request: Request) -> Response:
+        """Chat completions."""
+        return await provider.handle(request, _CHAT)
+
+    return app
+
+
+def serve_mock(config: MockConfig, host: str, port: int) -> None:
+    """Serve a mock on `host:port` under uvicorn until interrupted, on the system clock."""
+    # No access log: a benchmark sends thousands of requests.
+    uvicorn.run(create_mock_app(config, SystemClock()), host=host, port=port, access_log=False)

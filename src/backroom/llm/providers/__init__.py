@@ -1,0 +1,1 @@
+"""LLM providers behind `backroom.llm`: the wire protocol and SDK of each."""

@@ -1,0 +1,1 @@
+"""OpenAI-compatible providers through the `openai` SDK: Responses API and chat completions."""

@@ -1,0 +1,91 @@
+"""One call through the Responses API (`client.responses.create`), streamed or not."""
+
+from __future__ import annotations
+
+import openai
+from openai import AsyncStream, omit
+from openai.types.responses import (
+    Response,
+    ResponseCompletedEvent,
+    ResponseErrorEvent,
+    ResponseFailedEvent,
+    ResponseIncompleteEvent,
+    ResponseInputParam,
+    ResponseStreamEvent,
+    ResponseTextDeltaEvent,
+)
+
+from backroom.core.errors import Permanent, Retryable
+from backroom.llm.pricing import Usage
+from backroom.llm.progress import StreamProgress
+from backroom.llm.providers.openai.errors import error_for_stream_failure
+from backroom.llm.ratelimit_headers import parse_rate_limit_headers
+from backroom.llm.request import LLMRequest, LLMResult
+
+
+def _input(request: LLMRequest) -> str | ResponseInputParam:
+    if isinstance(request.input, str):
+        return request.input
+    return [{"role": turn.role, "content": turn.content} for turn in request.input]
+
+
+def _usage(response: Response) -> Usage:
+    usage = response.usage
+    if usage is None:
+        return Usage()
+    # Compatible servers may leave out the details object; the SDK then gives None.
+    details = usage.input_tokens_details
+    return Usage(
+        input_tokens=usage.input_tokens or 0,
+        cached_tokens=(details.cached_tokens or 0) if details else 0,
+        output_tokens=usage.output_tokens or 0,
+    )
+
+
+def _failure(event: ResponseFailedEvent | ResponseErrorEvent) -> Retryable | Permanent:
+    if isinstance(event, ResponseErrorEvent):
+        return error_for_stream_failure(event.code, event.message)
+    error = event.response.error
+    if error is None:
+        return error_for_stream_failure(None, "the response failed without an error")
+    return error_for_stream_failure(error.code, error.message)
+
+
+async def _final_response(
+    stream: AsyncStream[ResponseStreamEvent], progress: StreamProgress
+) -> Response:
+    """Read the stream to its end, passing text on to `progress`; the finished response."""
+    async with stream:  # closes the connection however the stream ends
+        async for event in stream:
+            if isinstance(event, ResponseTextDeltaEvent):
+                await progress.add(event.delta)
+            elif isinstance(event, ResponseCompletedEvent | ResponseIncompleteEvent):
+                return event.response
+            elif isinstance(event, ResponseFailedEvent | ResponseErrorEvent):
+                raise _failure(event)
+    raise Retryable("StreamError: the stream ended before the response was complete")
+
+
+async def respond_with_responses(
+    client: openai.AsyncOpenAI, request: LLMRequest, progress: StreamProgress
+) -> LLMResult:
+    """Make `request` through the Responses API; SDK errors propagate unmapped."""
+    raw = await client.responses.with_raw_response.create(
+        model=request.model,
+        input=_input(request),
+        instructions=omit if request.instructions is None else request.instructions,
+        max_output_tokens=omit if request.max_output_tokens is None else request.max_output_tokens,
+        temperature=omit if request.temperature is None else request.temperature,
+        stream=request.stream,
+    )
+    parsed = raw.parse()
+    response = (
+        await _final_response(parsed, progress) if isinstance(parsed, AsyncStream) else parsed
+    )
+    return LLMResult(
+        output_text=response.output_text,
+        response_id=response.id,
+        model=response.model,
+        usage=_usage(response),
+        rate_limits=parse_rate_limit_headers(raw.headers),
+    )

@@ -1,0 +1,337 @@
+"""The worker: claim due jobs, run them under a lease, store how each attempt ended.
+
+One asyncio loop per process runs three things side by side:
+
+- the claim loop takes up to the free slots' worth of due jobs in one store call and
+  starts each as a task, then waits for a free slot, a new-work hint or the next poll;
+- every attempt runs its handler under the task's timeout and turns what happened into
+  an `Outcome` (core.retry decides retry or fail);
+- the flush loop writes finished attempts in batches (one store call per batch); the
+  heartbeat loop extends every held lease in one call and stops handlers whose lease
+  was lost or whose job was cancelled;
+- the retention sweep (see `backroom.runtime.retention`) deletes old finished jobs now and then.
+
+A slot frees when its handler returns, not when its outcome is stored: the claim for
+the next jobs then goes to the store alongside the finish of the last ones, and a
+group-committing store (SQLite) writes both in one transaction.
+
+The worker owns the clock; the store only ever receives `now`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import random
+import signal
+import socket
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from backroom.clock import Clock
+from backroom.core.errors import StoreError
+from backroom.core.job import Job
+from backroom.core.outcome import Outcome
+from backroom.core.retry import ErrorClassifier, RetryPolicy
+from backroom.core.usage import OverBudget
+from backroom.runtime.attempt import AttemptRunner, StopReason
+from backroom.runtime.retention import RetentionPolicy, RetentionSweep
+from backroom.store.protocol import Store
+from backroom.tasks import TaskRegistry
+
+log = logging.getLogger("backroom.runtime.worker")
+T = TypeVar("T")
+
+# The shortest wait between two claims that found nothing, so a loop can never spin.
+_MIN_WAIT_MS = 1
+
+AttemptListener = Callable[[Job, Outcome, int], None]
+"""Called with (job as claimed, outcome, now) after an attempt's end is stored."""
+
+
+def default_worker_id() -> str:
+    """host:pid:random, unique enough to tell workers apart in attempt records."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerConfig:
+    """How one worker claims and runs jobs.
+
+    `drain=True` claims again as soon as a slot frees; `drain=False` claims at most once
+    per poll interval (the fixed tick of the seeds' example). `burst` exits once no job
+    in the worker's queues is queued or running; `stop_at` exits at that clock time.
+    `retention` says when finished jobs are deleted (None: this worker never does).
+    `over_budget` says what a queued lane job does when its tenant's daily budget is
+    spent: wait for the next UTC day, or fail (see `backroom.runtime.lane_gate`).
+    """
+
+    queues: tuple[str, ...] = ()
+    concurrency: int = 10
+    lease_ms: int = 30_000
+    heartbeat_ms: int | None = None
+    poll_interval_ms: int = 1_000
+    sweep_interval_ms: int = 5_000
+    shutdown_grace_ms: int = 10_000
+    drain: bool = True
+    burst: bool = False
+    stop_at: int | None = None
+    retention: RetentionPolicy | None = field(default_factory=RetentionPolicy)
+    over_budget: OverBudget = OverBudget.WAIT
+    worker_id: str = field(default_factory=default_worker_id)
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        if self.lease_ms < 10 or self.poll_interval_ms < 1:
+            raise ValueError("lease_ms must be >= 10 and poll_interval_ms >= 1")
+
+    @property
+    def heartbeat_every_ms(self) -> int:
+        """How often leases are extended: a third of the lease unless set."""
+        return self.heartbeat_ms if self.heartbeat_ms is not None else self.lease_ms // 3
+
+
+class Worker:
+    """Runs jobs from a store until stopped (or idle, in burst mode)."""
+
+    def __init__(
+        self,
+        store: Store,
+        tasks: TaskRegistry,
+        *,
+        clock: Clock,
+        config: WorkerConfig | None = None,
+        retry: RetryPolicy | None = None,
+        classifier: ErrorClassifier | None = None,
+        rng: random.Random | None = None,
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.config = config or WorkerConfig()
+        self._runner = AttemptRunner(
+            store,
+            tasks,
+            clock=clock,
+            retry=retry or RetryPolicy(),
+            classifier=classifier or ErrorClassifier(),
+            rng=rng or random.Random(),
+            over_budget=self.config.over_budget,
+        )
+        self._running: dict[int, _Held] = {}
+        self._executing = 0
+        self._finished: list[tuple[Job, Outcome]] = []
+        self._finished_event = asyncio.Event()
+        self._wake = asyncio.Event()
+        self._stopping = False
+        self._closing = False
+        self._listeners: list[AttemptListener] = []
+
+    @property
+    def held(self) -> int:
+        """How many jobs this worker holds (running, or finished but not yet stored)."""
+        return len(self._running)
+
+    def on_attempt_end(self, listener: AttemptListener) -> None:
+        """Call `listener(job, outcome, now)` after each attempt's end is stored."""
+        self._listeners.append(listener)
+
+    def stop(self) -> None:
+        """Begin a graceful shutdown: stop claiming, let running jobs finish within the grace."""
+        self._stopping = True
+        self._wake.set()
+
+    def install_signal_handlers(self) -> None:
+        """Make SIGTERM and SIGINT begin a graceful shutdown."""
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            loop.add_signal_handler(signum, self.stop)
+
+    async def run(self) -> None:
+        """Claim and run jobs until `stop()`, `stop_at`, or (burst) an empty queue."""
+        self.store.on_new_work(self._on_new_work)
+        flusher = asyncio.create_task(self._flush_loop(), name="backroom-flush")
+        background = [asyncio.create_task(self._heartbeat_loop(), name="backroom-heartbeat")]
+        if self.config.retention is not None:
+            sweep = RetentionSweep(self.store, self.clock, self.config.retention)
+            background.append(asyncio.create_task(sweep.run(), name="backroom-retention"))
+        try:
+            await self._claim_loop()
+        finally:
+            await self._drain_running()
+            self._closing = True
+            self._finished_event.set()
+            await flusher
+            for task in background:
+                task.cancel()
+            await asyncio.gather(*background, return_exceptions=True)
+
+    # -- claiming ---------------------------------------------------------------------
+
+    async def _claim_loop(self) -> None:
+        config = self.config
+        next_sweep = self.clock.now()
+        while not self._stopping:
+            now = self.clock.now()
+            if config.stop_at is not None and now >= config.stop_at:
+                return
+            if now >= next_sweep:
+                await self._guarded(self.store.expire_leases(now))
+                next_sweep = now + config.sweep_interval_ms
+            self._wake.clear()
+            free = config.concurrency - self._executing
+            claimed = await self._claim(free, now) if free > 0 else 0
+            if config.burst and claimed == 0 and not self._running and await self._idle():
+                return
+            await self._wait(await self._next_poll(now, claimed, free))
+
+    async def _claim(self, free: int, now: int) -> int:
+        config = self.config
+        jobs = await self._guarded(
+            self.store.claim(config.queues, free, config.worker_id, config.lease_ms, now)
+        )
+        for job in jobs or ():
+            held = _Held(job)
+            self._running[job.id] = held
+            self._executing += 1
+            held.task = asyncio.create_task(self._attempt(held))
+        return len(jobs or ())
+
+    async def _idle(self) -> bool:
+        """True when no job in this worker's queues is queued or running (burst exit)."""
+        try:
+            return await self.store.next_wakeup(self.config.queues) is None
+        except StoreError:
+            return False
+
+    async def _next_poll(self, now: int, claimed: int, free: int) -> int | None:
+        """When to claim again; None means only when woken (a full batch is running)."""
+        config = self.config
+        tick = now + config.poll_interval_ms
+        if not config.drain:
+            return tick
+        if claimed == free:  # every slot is taken: claim again when one frees
+            return None
+        due = await self._guarded(self.store.next_wakeup(config.queues))
+        # A job due already was just taken by another worker: look again shortly, not at once.
+        return tick if due is None else max(now + _MIN_WAIT_MS, min(tick, due))
+
+    async def _wait(self, deadline: int | None) -> None:
+        if deadline is None:
+            await self._wake.wait()
+            return
+        delay_s = max(0, deadline - self.clock.now()) / 1000
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(delay_s):
+                await self._wake.wait()
+
+    def _on_new_work(self) -> None:
+        if self.config.drain:
+            self._wake.set()
+
+    async def _guarded(self, operation: Awaitable[T]) -> T | None:
+        """Await a store call; on a store failure log it and return None (retried later)."""
+        try:
+            return await operation
+        except StoreError as error:
+            log.warning("store call failed, will retry: %s", error)
+            return None
+
+    # -- attempts ---------------------------------------------------------------------
+
+    async def _attempt(self, held: _Held) -> None:
+        try:
+            outcome = await self._runner.run(held.job, lambda: held.stop_reason)
+        finally:
+            self._executing -= 1
+            if self.config.drain:
+                self._wake.set()
+        if outcome is None:
+            # The lease was lost: another worker may hold the job now; write nothing.
+            self._forget(held.job.id)
+            return
+        self._finished.append((held.job, outcome))
+        self._finished_event.set()
+
+    def _forget(self, job_id: int) -> None:
+        self._running.pop(job_id, None)
+        if not self._running and self.config.burst and self.config.drain:
+            self._wake.set()  # the last held job is stored: a burst worker may be done
+
+    def _stop_attempt(self, job_id: int, reason: StopReason) -> None:
+        held = self._running.get(job_id)
+        if held is None or held.stop_reason is not None or held.task is None:
+            return
+        if not held.task.done():
+            held.stop_reason = reason
+            held.task.cancel()
+
+    def _tasks(self) -> list[asyncio.Task[None]]:
+        return [held.task for held in self._running.values() if held.task is not None]
+
+    async def _drain_running(self) -> None:
+        """Give running jobs the grace period, then hand the rest back to the queue."""
+        pending = [task for task in self._tasks() if not task.done()]
+        if pending:
+            await asyncio.wait(pending, timeout=self.config.shutdown_grace_ms / 1000)
+        for job_id in list(self._running):
+            self._stop_attempt(job_id, StopReason.SHUTDOWN)
+        await asyncio.gather(*self._tasks(), return_exceptions=True)
+
+    # -- storing outcomes -------------------------------------------------------------
+
+    async def _flush_loop(self) -> None:
+        while not (self._closing and not self._finished):
+            await self._finished_event.wait()
+            self._finished_event.clear()
+            await self._flush_once()
+
+    async def _flush_once(self) -> None:
+        while self._finished:
+            batch, self._finished = self._finished, []
+            now = self.clock.now()
+            try:
+                applied = await self.store.finish([(job.lease, out) for job, out in batch], now)
+            except StoreError as error:
+                log.warning("storing %d outcomes failed, retrying: %s", len(batch), error)
+                self._finished = batch + self._finished
+                await self.clock.sleep(self.config.poll_interval_ms)
+                continue
+            for (job, outcome), stored in zip(batch, applied, strict=True):
+                self._forget(job.id)
+                if stored:
+                    for listener in self._listeners:
+                        listener(job, outcome, now)
+                else:
+                    log.info("job %d: lease lost before its outcome was stored", job.id)
+
+    # -- leases -----------------------------------------------------------------------
+
+    async def _heartbeat_loop(self) -> None:
+        while True:
+            await self.clock.sleep(self.config.heartbeat_every_ms)
+            if not self._running:
+                continue
+            leases = [held.job.lease for held in self._running.values()]
+            result = await self._guarded(
+                self.store.heartbeat(leases, self.config.lease_ms, self.clock.now())
+            )
+            if result is None:
+                continue
+            for job_id in result.lost:
+                self._stop_attempt(job_id, StopReason.LEASE_LOST)
+            for job_id in result.cancel_requested:
+                self._stop_attempt(job_id, StopReason.CANCELLED)
+
+
+@dataclass(slots=True)
+class _Held:
+    """A job this worker holds: the claimed job, its attempt task, why it was stopped."""
+
+    job: Job
+    task: asyncio.Task[None] | None = None
+    stop_reason: StopReason | None = None

@@ -1,0 +1,54 @@
+"""API keys: generated once, shown once, stored only as SHA-256 digests.
+
+A key is `br_` followed by 43 URL-safe characters (256 random bits from `secrets`).
+The store keeps `hash_api_key(key)`; a request's key is hashed and looked up, so a
+leaked database does not leak usable keys. Keys carry so much entropy that a plain
+SHA-256 (no salt, no slow hash) is enough: there is nothing to brute-force.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+
+from backroom.clock import Clock
+from backroom.core.usage import DailyBudget
+from backroom.store.protocol import Store, Tenant
+
+KEY_PREFIX = "br_"
+_KEY_BYTES = 32
+
+
+def generate_api_key() -> str:
+    """A new random API key, `br_...`."""
+    return KEY_PREFIX + secrets.token_urlsafe(_KEY_BYTES)
+
+
+def hash_api_key(key: str) -> str:
+    """The hex SHA-256 digest under which `key` is stored."""
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+async def issue_key(
+    store: Store,
+    clock: Clock,
+    name: str,
+    *,
+    max_queued: int | None = None,
+    admin: bool = False,
+    daily_budget: DailyBudget | None = None,
+) -> tuple[Tenant, str]:
+    """Create tenant `name` (or update its caps) with a new key; return both.
+
+    The key in clear exists only in the return value: print it once, then drop it.
+    """
+    key = generate_api_key()
+    tenant = Tenant(
+        name=name,
+        created_at=clock.now(),
+        max_queued=max_queued,
+        admin=admin,
+        daily_budget=daily_budget,
+    )
+    stored = await store.create_tenant(tenant, hash_api_key(key))
+    return stored, key

@@ -1,0 +1,80 @@
+"""The service's LLM operations, free of any web framework: lanes and usage reports.
+
+Like `backroom.service.jobs`, each takes the `App` and a `Caller` and returns a `Reply`.
+Lanes are shared by every tenant, so only an admin sees them; a usage report covers
+the caller's own tenant, or every tenant for an admin.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from backroom.app import App
+from backroom.core.lanes import CREDIT_PER_UNIT
+from backroom.core.usage import UsageTotals
+from backroom.service.documents import iso, usage_document
+from backroom.service.jobs import Caller, Reply, invalid_field, problem
+from backroom.store.records import LaneStatus, UsageGroup, UsageGrouping, UsageQuery
+
+
+@dataclass(frozen=True, slots=True)
+class UsageRange:
+    """A usage report as asked for: calls that ended in `[since, until)`, grouped."""
+
+    since: int
+    until: int
+    group_by: UsageGrouping
+
+
+def _units_left(credit: int, per_minute: int | None) -> int | None:
+    """Whole requests or tokens a bucket holds (negative: owed); None without a limit."""
+    return None if per_minute is None else credit // CREDIT_PER_UNIT
+
+
+def lane_document(lane: LaneStatus, now: int) -> dict[str, Any]:
+    """One lane: its limits, its calls in flight, what its buckets hold, its pause."""
+    limits, state = lane.limits, lane.state
+    return {
+        "name": lane.name,
+        "limits": {
+            "max_concurrency": limits.max_concurrency,
+            "requests_per_minute": limits.requests_per_minute,
+            "tokens_per_minute": limits.tokens_per_minute,
+        },
+        "in_flight": state.in_flight,
+        "requests_left": _units_left(state.request_credit, limits.requests_per_minute),
+        "tokens_left": _units_left(state.token_credit, limits.tokens_per_minute),
+        "paused_until": iso(state.paused_until) if state.paused_until > now else None,
+    }
+
+
+async def list_lanes(app: App, caller: Caller) -> Reply:
+    """Every lane as every worker sees it now (admin only: lanes span tenants)."""
+    if not caller.admin:
+        return problem(403, "only an admin may see the lanes, which every tenant shares")
+    now = app.clock.now()
+    lanes = await app.store.lanes(now)
+    return Reply(200, {"lanes": [lane_document(lane, now) for lane in lanes]})
+
+
+def _group_document(group: UsageGroup, grouping: UsageGrouping) -> dict[str, Any]:
+    return {"tenant": group.tenant, str(grouping): group.key, **usage_document(group.totals)}
+
+
+async def usage_report(app: App, caller: Caller, asked: UsageRange) -> Reply:
+    """Tokens and cost of the caller's calls (an admin's: every tenant's) in the range."""
+    if asked.until <= asked.since:
+        return invalid_field(("query", "to"), "must be later than `from`")
+    query = UsageQuery(asked.since, asked.until, asked.group_by, caller.scope)
+    groups = await app.store.usage_groups(query)
+    return Reply(
+        200,
+        {
+            "from": iso(asked.since),
+            "to": iso(asked.until),
+            "group_by": str(asked.group_by),
+            "groups": [_group_document(group, asked.group_by) for group in groups],
+            "total": usage_document(sum((group.totals for group in groups), UsageTotals())),
+        },
+    )

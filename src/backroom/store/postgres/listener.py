@@ -1,0 +1,133 @@
+"""New-work hints for the PostgreSQL store: LISTEN on a connection of its own.
+
+A LISTEN lasts as long as its session, so the listener keeps one dedicated connection
+rather than borrowing from the pool. When that connection drops (a server restart, a
+terminated backend) it reconnects with capped exponential backoff. Each time it starts
+listening, the first time included, it calls back once: notifications sent before it
+listened were not heard, so work may be waiting.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+
+import asyncpg
+
+from backroom.store.postgres.database import CONNECTION_ERRORS
+
+log = logging.getLogger("backroom.store.postgres.store")
+
+Connect = Callable[[], Awaitable["asyncpg.Connection[asyncpg.Record]"]]
+"""Opens a fresh connection to the database."""
+
+_CANNOT_LISTEN: tuple[type[BaseException], ...] = (*CONNECTION_ERRORS, asyncpg.PostgresError)
+"""Errors that leave the listener without a connection, to retry after a pause."""
+
+
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    """How long to wait between reconnection attempts: doubling from `first_ms` to `max_ms`."""
+
+    first_ms: int = 100
+    max_ms: int = 5_000
+
+    def after(self, delay_ms: int) -> int:
+        """The wait that follows a wait of `delay_ms`."""
+        return min(self.max_ms, delay_ms * 2)
+
+
+class NewWorkListener:
+    """Calls every registered callback, on the event loop, for each notification heard."""
+
+    def __init__(self, connect: Connect, channel: str, backoff: Backoff | None = None) -> None:
+        self._connect = connect
+        self._channel = channel
+        self._backoff = backoff or Backoff()
+        self._callbacks: list[Callable[[], None]] = []
+        self._task: asyncio.Task[None] | None = None
+        self._connection: asyncpg.Connection[asyncpg.Record] | None = None
+        # `_changed` is set when the connection in use is lost or `close()` is called;
+        # `_closed` only by `close()`, so that it can cut a backoff pause short.
+        self._changed = asyncio.Event()
+        self._closed = asyncio.Event()
+
+    def add(self, callback: Callable[[], None]) -> None:
+        """Register `callback`; the first registration starts listening (needs a running loop)."""
+        self._callbacks.append(callback)
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(
+                self._listen(), name="backroom-postgres-listener"
+            )
+
+    async def close(self) -> None:
+        """Stop listening and close the connection."""
+        self._closed.set()
+        self._changed.set()
+        if self._task is not None:
+            await self._task
+            self._task = None
+
+    def _call_back(self) -> None:
+        # One call_soon each: a callback that raises is logged by the loop and does not
+        # keep the others from running.
+        loop = asyncio.get_running_loop()
+        for callback in self._callbacks:
+            loop.call_soon(callback)
+
+    def _heard(self, *_notification: object) -> None:
+        self._call_back()
+
+    def _lost(self, connection: object) -> None:
+        # Only the loss of the connection in use matters, not of one already given up.
+        if connection is self._connection:
+            self._changed.set()
+
+    async def _listen(self) -> None:
+        delay_ms = self._backoff.first_ms
+        while not self._closed.is_set():
+            connection = await self._open()
+            if connection is None:
+                await self._pause(delay_ms)
+                delay_ms = self._backoff.after(delay_ms)
+                continue
+            delay_ms = self._backoff.first_ms
+            self._call_back()
+            await self._changed.wait()
+            await self._shut(connection)
+            if not self._closed.is_set():
+                log.warning("lost the LISTEN connection on %s; reconnecting", self._channel)
+
+    async def _open(self) -> asyncpg.Connection[asyncpg.Record] | None:
+        """A connection listening on the channel, or None if the server is unreachable."""
+        self._changed.clear()
+        try:
+            connection = await self._connect()
+        except _CANNOT_LISTEN as error:
+            log.warning("cannot LISTEN on %s yet: %s", self._channel, error)
+            return None
+        self._connection = connection
+        connection.add_termination_listener(self._lost)
+        try:
+            await connection.add_listener(self._channel, self._heard)
+        except _CANNOT_LISTEN as error:
+            log.warning("cannot LISTEN on %s yet: %s", self._channel, error)
+            await self._shut(connection)
+            return None
+        return connection
+
+    async def _shut(self, connection: asyncpg.Connection[asyncpg.Record]) -> None:
+        """Close a connection that is no longer wanted (closing a lost one is a no-op)."""
+        self._connection = None
+        connection.remove_termination_listener(self._lost)
+        with contextlib.suppress(*CONNECTION_ERRORS):
+            await connection.close(timeout=self._backoff.max_ms / 1000)
+
+    async def _pause(self, delay_ms: int) -> None:
+        """Wait `delay_ms` before reconnecting; `close()` cuts the wait short."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(delay_ms / 1000):
+                await self._closed.wait()

@@ -1,0 +1,102 @@
+"""The read-only SQL of the PostgreSQL store: jobs, their history, and queue health."""
+
+from __future__ import annotations
+
+from backroom.store.postgres.lanes import LANE_USE
+
+GET_JOB = "SELECT * FROM jobs WHERE id = $1 AND ($2::text IS NULL OR tenant = $2)"
+"""$1 job id, $2 tenant (NULL: any)."""
+
+LIST_JOBS = """
+SELECT * FROM jobs
+WHERE ($1::bigint IS NULL OR id < $1)
+  AND ($2::text IS NULL OR tenant = $2)
+  AND ($3::text IS NULL OR queue = $3)
+  AND ($4::text IS NULL OR task = $4)
+  AND (cardinality($5::text[]) = 0 OR state = ANY($5::text[]))
+ORDER BY id DESC
+LIMIT $6
+"""
+"""$1 cursor (only smaller ids), $2 tenant, $3 queue, $4 task (NULL: any), $5 states
+(empty: any), $6 limit."""
+
+JOBS_BY_KEY = """
+SELECT jobs.* FROM jobs
+JOIN unnest($1::text[], $2::text[]) AS wanted (tenant, idempotency_key)
+  USING (tenant, idempotency_key)
+"""
+"""The jobs named by (tenant, idempotency key) pairs."""
+
+ATTEMPTS = "SELECT * FROM attempts WHERE job_id = $1 ORDER BY id"
+"""$1 job id."""
+
+EVENTS = "SELECT * FROM job_events WHERE job_id = $1 ORDER BY id OFFSET $2"
+"""$1 job id, $2 how many of the first events to skip."""
+
+STATS = """
+SELECT queue,
+       count(*) FILTER (WHERE state = 'queued') AS queued,
+       count(*) FILTER (WHERE state = 'running') AS running,
+       count(*) FILTER (WHERE state = 'succeeded') AS succeeded,
+       count(*) FILTER (WHERE state = 'failed') AS failed,
+       count(*) FILTER (WHERE state = 'cancelled') AS cancelled,
+       min(run_at) FILTER (WHERE state = 'queued' AND run_at <= $1) AS oldest_due,
+       count(*) FILTER (WHERE finished_at >= $2) AS finished_recently,
+       count(*) FILTER (WHERE state = 'failed' AND finished_at >= $2) AS failed_recently
+FROM jobs
+GROUP BY queue
+-- Byte order, as SQLite sorts.
+ORDER BY queue COLLATE "C"
+"""
+"""$1 now, $2 start of the recent window."""
+
+QUEUES_WITH_WORK = """queues (queue) AS (
+    -- Every queue with queued jobs: one seek in `jobs_claim` per queue.
+    SELECT min(queue) FROM jobs WHERE state = 'queued'
+    UNION ALL
+    SELECT (SELECT min(queue) FROM jobs WHERE state = 'queued' AND queue > queues.queue)
+    FROM queues WHERE queue IS NOT NULL
+)"""
+"""A recursive CTE for `WITH RECURSIVE`; its last row is NULL."""
+
+ACTIVE_BY_TENANT = f"""
+WITH RECURSIVE {QUEUES_WITH_WORK}
+SELECT wanted.tenant,
+       (SELECT count(*) FROM jobs
+        WHERE state = 'running' AND (jobs.tenant = wanted.tenant) IS TRUE)
+       + (SELECT COALESCE(sum(queued.jobs), 0)::bigint
+          FROM queues
+          CROSS JOIN LATERAL (
+              SELECT count(*) AS jobs FROM jobs
+              WHERE state = 'queued' AND jobs.queue = queues.queue
+                AND jobs.tenant = wanted.tenant
+          ) AS queued
+          WHERE queues.queue IS NOT NULL) AS active
+FROM unnest($1::text[]) AS wanted (tenant)
+"""
+"""$1 tenants: how many jobs each has queued or running.
+
+Queued jobs are counted queue by queue in `jobs_claim`, running ones among the few in
+`jobs_leases` (not through `jobs_tenant`, which holds the tenant's whole history): no
+index just for this count, so none competes with the claim's.
+"""
+
+NEXT_WAKEUP = f"""
+WITH {LANE_USE},
+full_lanes (name) AS (
+    SELECT name FROM lane_states LEFT JOIN lane_use ON lane_use.lane = name
+    WHERE max_concurrency <= COALESCE(in_flight, 0)
+)
+SELECT LEAST(
+    (SELECT min(GREATEST(job.run_at, lane_state.paused_until))
+     FROM jobs AS job LEFT JOIN lane_states AS lane_state ON lane_state.name = job.lane
+     WHERE job.state = 'queued' {{queue_filter}}
+       AND (job.lane IS NULL OR job.lane <> ALL (ARRAY(SELECT name FROM full_lanes)))),
+    (SELECT min(lease_expires_at) FROM jobs WHERE state = 'running' {{queue_filter}})
+)
+"""
+"""`{queue_filter}` may name $1 (see `postgres_params.queue_filter`).
+
+A job of a paused lane is due when both it and the pause are; a job of a lane with no
+free slot has no time of its own: the settle that frees one notifies.
+"""

@@ -1,0 +1,68 @@
+"""LLM usage on PostgreSQL: one row per attempt's call, summed per job, tenant, model or day.
+
+PostgreSQL sums BIGINT into NUMERIC, so no sum of cost can overflow.
+"""
+
+from __future__ import annotations
+
+from backroom.core.usage import DAY_MS, AttemptUsage, UsageTotals
+from backroom.store.lane_rows import (
+    TOTALS_SELECT,
+    USAGE_COLUMNS,
+    usage_columns,
+    usage_group_from_row,
+    usage_totals_from_row,
+)
+from backroom.store.postgres.database import PooledConnection
+from backroom.store.records import UsageGroup, UsageGrouping, UsageQuery
+
+_RECORD = f"""
+INSERT INTO llm_usage ({", ".join(USAGE_COLUMNS)})
+VALUES ({", ".join(f"${number}" for number in range(1, len(USAGE_COLUMNS) + 1))})
+ON CONFLICT (job_id, attempt) DO UPDATE SET
+    {", ".join(f"{column} = excluded.{column}" for column in USAGE_COLUMNS[2:])}
+"""
+
+_JOB_TOTALS = f"SELECT {TOTALS_SELECT} FROM llm_usage WHERE job_id = $1"
+
+_SPENT = """
+SELECT COALESCE(sum(cost_pico_usd), 0) FROM llm_usage
+WHERE tenant = $1 AND at >= $2 AND at < $3
+"""
+
+_GROUPED_BY = {
+    UsageGrouping.MODEL: 'model COLLATE "C"',
+    UsageGrouping.DAY: f"at - at % {DAY_MS}",
+}
+
+_GROUPS = """
+SELECT tenant, {grouped} AS grouped, {totals}
+FROM llm_usage
+WHERE at >= $1 AND at < $2 AND ($3::text IS NULL OR tenant = $3)
+GROUP BY tenant, grouped
+ORDER BY tenant COLLATE "C", grouped
+"""
+
+
+async def record_usage(connection: PooledConnection, usage: AttemptUsage) -> None:
+    """Store one attempt's usage, replacing what was stored for that attempt."""
+    await connection.execute(_RECORD, *usage_columns(usage))
+
+
+async def usage_totals(connection: PooledConnection, job_id: int) -> UsageTotals:
+    """Every recorded call of the job, summed."""
+    row = await connection.fetchrow(_JOB_TOTALS, job_id)
+    assert row is not None  # an aggregate without GROUP BY always yields a row
+    return usage_totals_from_row(row)
+
+
+async def spent_pico_usd(connection: PooledConnection, tenant: str, since: int, until: int) -> int:
+    """The tenant's spend on calls that ended in `[since, until)`."""
+    return int(await connection.fetchval(_SPENT, tenant, since, until))
+
+
+async def usage_groups(connection: PooledConnection, query: UsageQuery) -> list[UsageGroup]:
+    """The calls `query` selects, summed per tenant and model or day."""
+    sql = _GROUPS.format(grouped=_GROUPED_BY[query.group_by], totals=TOTALS_SELECT)
+    rows = await connection.fetch(sql, query.since, query.until, query.tenant)
+    return [usage_group_from_row(row, query.group_by) for row in rows]

@@ -1,0 +1,259 @@
+"""The one seam between backroom and its storage: the `Store` protocol.
+
+Every backend (SQLite, PostgreSQL) implements it and passes the same contract suite
+(`tests/contract`). The store never reads the clock: every method that changes or
+judges time takes `now` (epoch milliseconds) from its caller. Writes to a running job
+name its `Lease`; a write whose token is stale changes nothing and reports so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from backroom.core.job import JSON, Attempt, Job, JobEvent, JobState, Lease, NewJob, SubmitResult
+from backroom.core.lane_settlement import LaneSettlement
+from backroom.core.lanes import Denied, Grant, LaneRequest
+from backroom.core.outcome import Outcome
+from backroom.core.usage import AttemptUsage, DailyBudget, UsageTotals
+from backroom.store.records import LaneStatus, UsageGroup, UsageQuery
+
+
+@dataclass(frozen=True, slots=True)
+class JobFilter:
+    """Which jobs `Store.list_jobs` returns, newest first.
+
+    `before_id` is the cursor: only jobs with a smaller id. `tenant=None` means all tenants.
+    """
+
+    tenant: str | None = None
+    states: Sequence[JobState] = ()
+    queue: str | None = None
+    task: str | None = None
+    before_id: int | None = None
+    limit: int = 50
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatResult:
+    """What a heartbeat found: leases it could not extend, and jobs asked to cancel."""
+
+    lost: frozenset[int] = frozenset()
+    cancel_requested: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStats:
+    """Health numbers for one queue (or all of them, `queue=None`)."""
+
+    queue: str | None
+    queued: int
+    running: int
+    succeeded: int
+    failed: int
+    cancelled: int
+    oldest_queued_age_ms: int | None
+    finished_recently: int = 0
+    failed_recently: int = 0
+
+    @property
+    def failure_rate(self) -> float:
+        """The share of jobs that finished in the recent window and failed."""
+        if self.finished_recently == 0:
+            return 0.0
+        return self.failed_recently / self.finished_recently
+
+
+@dataclass(frozen=True, slots=True)
+class OnceRecord:
+    """A stored `ctx.once` entry: `done` is False while the effect is in flight."""
+
+    done: bool
+    result: JSON = None
+
+
+@dataclass(frozen=True, slots=True)
+class RedriveFilter:
+    """Which failed jobs a bulk redrive sends back; empty fields match everything."""
+
+    tenant: str | None = None
+    task: str | None = None
+    queue: str | None = None
+    job_ids: Sequence[int] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, slots=True)
+class Tenant:
+    """A customer of the service: its name, caps, and whether its keys are admin keys.
+
+    `max_queued` caps the tenant's jobs that are queued or running (None: no cap);
+    `daily_budget` caps its LLM spend per UTC day (None: no cap).
+    """
+
+    name: str
+    created_at: int
+    max_queued: int | None = None
+    admin: bool = False
+    daily_budget: DailyBudget | None = None
+
+
+class Store(Protocol):
+    """Durable storage for jobs, attempts, transitions and `once` records."""
+
+    async def migrate(self) -> None:
+        """Create or upgrade the schema; safe to call from many processes at once."""
+
+    async def close(self) -> None:
+        """Release connections and threads."""
+
+    async def submit(self, new: NewJob, now: int) -> SubmitResult:
+        """Store a queued job, or return the one its idempotency key already names.
+
+        Raises `IdempotencyConflict` when the key names a job with another fingerprint.
+        """
+
+    async def submit_many(self, jobs: Sequence[NewJob], now: int) -> list[SubmitResult]:
+        """`submit` for many jobs in one transaction, in order."""
+
+    async def get(self, job_id: int, tenant: str | None = None) -> Job | None:
+        """The job, or None if it does not exist or belongs to another tenant."""
+
+    async def list_jobs(self, where: JobFilter) -> list[Job]:
+        """Jobs matching `where`, newest first, at most `where.limit`."""
+
+    async def claim(
+        self, queues: Sequence[str], limit: int, worker_id: str, lease_ms: int, now: int
+    ) -> list[Job]:
+        """Take up to `limit` due queued jobs from `queues` (all queues if empty).
+
+        Order: queue by queue in the order listed (with no list, every queue with
+        queued jobs, `interactive` first and `batch` last); within a queue, priority
+        (highest first), then round robin among tenants (each tenant's jobs by due
+        time, then id). Each returned job is running under a fresh lease
+        (`job.lease`) expiring at `now + lease_ms`.
+        """
+
+    async def heartbeat(self, leases: Sequence[Lease], lease_ms: int, now: int) -> HeartbeatResult:
+        """Extend the leases still held; report the lost ones and pending cancellations."""
+
+    async def finish(self, results: Sequence[tuple[Lease, Outcome]], now: int) -> list[bool]:
+        """Apply each attempt's outcome if its lease is still held; True where applied."""
+
+    async def expire_leases(self, now: int, limit: int = 1000) -> list[Job]:
+        """Return jobs whose lease expired to the queue (an attempt used) or fail them."""
+
+    async def cancel(self, job_id: int, now: int, tenant: str | None = None) -> Job | None:
+        """Cancel a queued job now, or ask a running one's worker to stop it."""
+
+    async def redrive(self, where: RedriveFilter, now: int) -> list[Job]:
+        """Send failed jobs back to the queue with a fresh attempt budget."""
+
+    async def prune(self, older_than: int, states: Sequence[JobState], limit: int) -> int:
+        """Delete up to `limit` jobs in `states` that finished before `older_than`.
+
+        Their attempts, events and `once` records go with them, in one short
+        transaction; returns how many jobs were deleted, so a caller prunes a backlog
+        by calling again until fewer than `limit` come back. Raises `ValueError` for
+        a state that is not final.
+        """
+
+    async def set_progress(
+        self, lease: Lease, fraction: float | None, partial: JSON, now: int
+    ) -> bool:
+        """Store coarse progress and partial output on a running job."""
+
+    async def once_begin(self, lease: Lease, name: str, now: int) -> OnceRecord | None:
+        """Claim the `once` entry `name` for this job.
+
+        None means this caller claimed it and must run the effect; a record means an
+        earlier attempt did (done, with its result) or began to (not done). Raises
+        `LeaseLost` if the lease is no longer held.
+        """
+
+    async def once_end(self, lease: Lease, name: str, result: JSON, now: int) -> None:
+        """Record the result of the `once` effect this lease began."""
+
+    async def once_abort(self, lease: Lease, name: str) -> None:
+        """Forget the `once` entry this lease began: its effect raised, so it may run again."""
+
+    async def attempts(self, job_id: int) -> list[Attempt]:
+        """Every attempt of the job, oldest first."""
+
+    async def events(self, job_id: int, after: int = 0) -> list[JobEvent]:
+        """Every stored transition of the job, oldest first."""
+
+    async def stats(self, now: int, window_ms: int = 3_600_000) -> list[QueueStats]:
+        """Per-queue counts, the age of the oldest due queued job, and recent failures."""
+
+    async def count_active(self, tenant: str) -> int:
+        """How many of the tenant's jobs are queued or running."""
+
+    async def next_wakeup(self, queues: Sequence[str]) -> int | None:
+        """The earliest time anything in `queues` needs a worker: a queued job's due time
+        or a running job's lease expiry. None when no job there is queued or running."""
+
+    def on_new_work(self, callback: Callable[[], None]) -> None:
+        """Call `callback` (on the event loop) whenever jobs may have become claimable.
+
+        A hint, not a promise: SQLite hears of its own process's writes only, PostgreSQL
+        of every process's through LISTEN/NOTIFY. Workers still poll as a fallback.
+        """
+
+    # -- tenants and API keys (keys are stored as SHA-256 hashes only) ----------------
+
+    async def create_tenant(self, tenant: Tenant, key_hash: str) -> Tenant:
+        """Create `tenant` (or update its caps if it exists) and add the key to it."""
+
+    async def tenant_for_key(self, key_hash: str) -> Tenant | None:
+        """The tenant an unrevoked key belongs to, or None."""
+
+    async def list_tenants(self) -> list[Tenant]:
+        """Every tenant, by name."""
+
+    async def revoke_keys(self, tenant: str, now: int) -> int:
+        """Revoke every key of the tenant; how many were revoked."""
+
+    async def get_tenant(self, name: str) -> Tenant | None:
+        """The tenant called `name`, or None."""
+
+    # -- lanes and LLM usage ------------------------------------------------------------
+
+    async def lane_acquire(self, lease: Lease, request: LaneRequest, now: int) -> Grant | Denied:
+        """Take one call's share of its lane for the job `lease` holds, or say when to retry.
+
+        The lane's shared state is locked, refilled and charged as
+        `backroom.core.lanes.acquire` says, under the request's limits. A grant is
+        saved on the job: its slot counts while the job runs and holds it, and frees
+        when `lane_settle` settles it or the attempt ends (an expired lease too).
+        Raises `LeaseLost` if the lease is no longer held (nothing is taken then).
+        """
+
+    async def lane_settle(self, lease: Lease, settlement: LaneSettlement, now: int) -> None:
+        """Settle the call the job `lease` holds a grant for (see `core.lane_settlement`).
+
+        Without a grant held (settled already, or the lease is gone) the provider's
+        report still throttles and pauses the lane.
+        """
+
+    async def lane_release(self, lease: Lease) -> bool:
+        """Free the slot of the grant `lease` holds, if it still holds one (True then).
+
+        The grant's estimate stays charged: without a report nothing says otherwise.
+        An attempt calls it when it ends, whether or not its call was settled.
+        """
+
+    async def lanes(self, now: int) -> list[LaneStatus]:
+        """Every lane that has had a call, by name, as of `now`."""
+
+    async def record_usage(self, usage: AttemptUsage) -> None:
+        """Store what one attempt's call used; a repeat for the same attempt replaces it."""
+
+    async def usage_totals(self, job_id: int) -> UsageTotals:
+        """What every attempt of the job used, summed (zero when nothing was recorded)."""
+
+    async def spent_pico_usd(self, tenant: str, since: int, until: int) -> int:
+        """The tenant's LLM spend on calls that ended in `[since, until)`, in pico-dollars."""
+
+    async def usage_groups(self, query: UsageQuery) -> list[UsageGroup]:
+        """Usage summed per tenant and model, or tenant and UTC day; in that order."""

@@ -1,0 +1,189 @@
+"""Changes callers make to jobs: submit, cancel and redrive (SQL run on the store's thread)."""
+
+from __future__ import annotations
+
+import dataclasses
+import sqlite3
+from collections.abc import Sequence
+
+from backroom.core.errors import IdempotencyConflict, QueueFull, StoreError
+from backroom.core.job import Job, JobEvent, JobState, NewJob, SubmitResult
+from backroom.core.transitions import new_job
+from backroom.store.protocol import RedriveFilter
+from backroom.store.rows import Reason, dump_json, job_from_row
+from backroom.store.sqlite.history import record_events
+from backroom.store.sqlite.queries import count_active, get_job
+
+_INSERT_JOB = """
+INSERT INTO jobs (tenant, task, queue, priority, state, input, max_attempts, timeout_ms,
+                  run_at, created_at, updated_at, idempotency_key, fingerprint, metadata, lane)
+VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+"""
+
+_FIND_BY_KEY = "SELECT * FROM jobs WHERE tenant = ? AND idempotency_key = ?"
+
+_REDRIVE = """
+UPDATE jobs
+SET state = 'queued', attempt = 0, run_at = :now, finished_at = NULL, error_kind = NULL,
+    error_message = NULL, cancel_requested = 0, updated_at = :now
+WHERE state = 'failed'
+  AND (:tenant IS NULL OR tenant = :tenant)
+  AND (:task IS NULL OR task = :task)
+  AND (:queue IS NULL OR queue = :queue)
+  AND (:any_id OR id IN (SELECT value FROM json_each(:job_ids)))
+RETURNING *
+"""
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Pick:
+    """What one submission resolved to: a job already stored, or the n-th job inserted."""
+
+    created: bool
+    stored: Job | None = None
+    inserted: int = -1
+
+
+class _Submission:
+    """One batch of submissions, resolved against the stored idempotency keys."""
+
+    def __init__(self, connection: sqlite3.Connection) -> None:
+        self._connection = connection
+        self.inserts: list[NewJob] = []
+        self.picks: list[_Pick] = []
+        self._by_key: dict[tuple[str, str], _Pick] = {}
+        self._active: dict[str, int] = {}
+
+    def add(self, new: NewJob) -> None:
+        """Resolve one submission: reuse the job its key names, or plan an insert."""
+        if new.idempotency_key is None:
+            self.picks.append(self._insert(new))
+            return
+        key = (new.tenant, new.idempotency_key)
+        earlier = self._by_key.get(key) or self._stored(key)
+        if earlier is None:
+            pick = self._insert(new)
+        elif self._fingerprint(earlier) == new.fingerprint:
+            pick = dataclasses.replace(earlier, created=False)
+        else:
+            raise IdempotencyConflict(new.idempotency_key, self._job_id(earlier))
+        self._by_key[key] = pick
+        self.picks.append(pick)
+
+    def _insert(self, new: NewJob) -> _Pick:
+        if new.max_active is not None:
+            active = self._active.get(new.tenant)
+            if active is None:
+                active = count_active(self._connection, new.tenant)
+            if active >= new.max_active:
+                raise QueueFull(new.tenant, new.max_active)
+            self._active[new.tenant] = active + 1
+        self.inserts.append(new)
+        return _Pick(created=True, inserted=len(self.inserts) - 1)
+
+    def _stored(self, key: tuple[str, str]) -> _Pick | None:
+        row = self._connection.execute(_FIND_BY_KEY, key).fetchone()
+        return None if row is None else _Pick(created=False, stored=job_from_row(row))
+
+    def _fingerprint(self, pick: _Pick) -> str | None:
+        return pick.stored.fingerprint if pick.stored else self.inserts[pick.inserted].fingerprint
+
+    def _job_id(self, pick: _Pick) -> int:
+        # A key repeated within one batch names a job not inserted yet: there is no id.
+        return pick.stored.id if pick.stored else 0
+
+
+def submit_many(
+    connection: sqlite3.Connection, jobs: Sequence[NewJob], now: int
+) -> list[SubmitResult]:
+    """Store the new jobs and return each submission's job, created or found by its key."""
+    submission = _Submission(connection)
+    for new in jobs:
+        submission.add(new)
+    inserted = _insert_jobs(connection, submission.inserts, now)
+    record_events(
+        connection,
+        (JobEvent(job.id, now, None, JobState.QUEUED, Reason.SUBMITTED) for job in inserted),
+    )
+    return [
+        SubmitResult(pick.stored or inserted[pick.inserted], pick.created)
+        for pick in submission.picks
+    ]
+
+
+def _insert_jobs(connection: sqlite3.Connection, jobs: Sequence[NewJob], now: int) -> list[Job]:
+    if not jobs:
+        return []
+    # The write lock is held, and SQLite gives each new row the largest id plus one,
+    # so the rows above the current largest id are exactly these, in order.
+    (largest_id,) = connection.execute("SELECT COALESCE(MAX(id), 0) FROM jobs").fetchone()
+    connection.executemany(
+        _INSERT_JOB,
+        (
+            (
+                new.tenant,
+                new.task,
+                new.queue,
+                new.priority,
+                dump_json(new.input),
+                new.max_attempts,
+                new.timeout_ms,
+                new.run_at,
+                now,
+                now,
+                new.idempotency_key,
+                new.fingerprint,
+                dump_json(new.metadata),
+                new.lane,
+            )
+            for new in jobs
+        ),
+    )
+    (now_largest,) = connection.execute("SELECT MAX(id) FROM jobs").fetchone()
+    if now_largest != largest_id + len(jobs):
+        raise StoreError(f"inserted {len(jobs)} jobs but ids moved by {now_largest - largest_id}")
+    # The rows hold exactly what `new_job` builds; no need to read them back.
+    return [new_job(largest_id + n, new, now) for n, new in enumerate(jobs, start=1)]
+
+
+def cancel(connection: sqlite3.Connection, job_id: int, now: int, tenant: str | None) -> Job | None:
+    """Cancel a queued job, flag a running one for its worker; leave finished ones be."""
+    job = get_job(connection, job_id, tenant)
+    if job is None or job.state.terminal:
+        return job
+    if job.state is JobState.RUNNING:
+        row = connection.execute(
+            "UPDATE jobs SET cancel_requested = 1, updated_at = ? WHERE id = ? RETURNING *",
+            (now, job_id),
+        ).fetchone()
+        return job_from_row(row)
+    row = connection.execute(
+        "UPDATE jobs SET state = 'cancelled', finished_at = ?, updated_at = ? "
+        "WHERE id = ? RETURNING *",
+        (now, now, job_id),
+    ).fetchone()
+    record_events(
+        connection, [JobEvent(job_id, now, JobState.QUEUED, JobState.CANCELLED, Reason.CANCELLED)]
+    )
+    return job_from_row(row)
+
+
+def redrive(connection: sqlite3.Connection, where: RedriveFilter, now: int) -> list[Job]:
+    """Send the failed jobs `where` names back to the queue with a fresh attempt budget."""
+    rows = connection.execute(
+        _REDRIVE,
+        {
+            "now": now,
+            "tenant": where.tenant,
+            "task": where.task,
+            "queue": where.queue,
+            "any_id": not where.job_ids,
+            "job_ids": dump_json(list(where.job_ids)),
+        },
+    ).fetchall()
+    jobs = sorted((job_from_row(row) for row in rows), key=lambda job: job.id)
+    record_events(
+        connection,
+        (JobEvent(job.id, now, JobState.FAILED, JobState.QUEUED, Reason.REDRIVE) for job in jobs),
+    )
+    return jobs

@@ -1,0 +1,214 @@
+"""Leases: claiming due jobs, extending leases, sweeping expired ones (SQL on the store's thread).
+
+A claim adds one to the job's `lease_token`, which never goes back: every later write
+from a worker names the token it was given, and a write naming an older one changes
+nothing. Each claim is one `UPDATE ... WHERE id IN (SELECT ... LIMIT n)` per queue,
+run under the write lock, so two workers can never both take a job.
+
+Claim order: queue by queue in the order the worker lists them (all queues:
+`interactive` first, `batch` last); within a queue, priority (highest first), then
+round robin among tenants, then due time, then id. The round robin reads at most
+`limit` candidates per tenant through the `jobs_claim` index, so a tenant's backlog
+of 10,000 jobs costs a claim no more than a backlog of `limit`.
+
+A job in a lane (see `sqlite_lanes`) is passed over while its lane is paused or has
+no free slot, and one claim takes no more of a lane's jobs than the lane has room
+for: those jobs would only be given back, unstarted, by the worker's lane check.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Sequence
+
+from backroom.core.job import AttemptOutcome, Job, JobEvent, JobState, Lease
+from backroom.core.transitions import LEASE_EXPIRED
+from backroom.store.protocol import HeartbeatResult
+from backroom.store.rows import Reason, dump_json, job_from_row
+from backroom.store.sqlite.history import AttemptEnd, close_attempts, open_attempts, record_events
+from backroom.store.sqlite.lanes import LANE_ROOM
+
+# Distinct tenants through the index (one seek each), then each tenant's first
+# `limit` due jobs outside closed lanes; `round` numbers a tenant's jobs within one
+# priority, `lane_rank` a lane's jobs in claim order, which `lane_room` caps.
+_CLAIM = f"""
+WITH RECURSIVE tenants (name) AS (
+    SELECT MIN(tenant) FROM jobs WHERE state = 'queued' AND queue = :queue
+    UNION ALL
+    SELECT (SELECT MIN(tenant) FROM jobs
+            WHERE state = 'queued' AND queue = :queue AND tenant > tenants.name)
+    FROM tenants WHERE name IS NOT NULL
+),
+{LANE_ROOM},
+candidates AS (
+    SELECT job.id, job.priority, job.run_at, job.lane,
+           ROW_NUMBER() OVER (PARTITION BY job.tenant, job.priority
+                              ORDER BY job.run_at, job.id) AS round
+    FROM tenants JOIN jobs AS job ON job.id IN (
+        SELECT id FROM jobs
+        WHERE state = 'queued' AND queue = :queue AND tenant = tenants.name
+          AND run_at <= :now
+          AND (lane IS NULL OR lane NOT IN (SELECT name FROM lane_room WHERE room = 0))
+        ORDER BY priority DESC, run_at, id
+        LIMIT :limit
+    )
+),
+ranked AS (
+    SELECT id, priority, round, run_at, lane,
+           ROW_NUMBER() OVER (PARTITION BY lane ORDER BY priority DESC, round, run_at, id)
+               AS lane_rank
+    FROM candidates
+)
+UPDATE jobs
+SET state = 'running', attempt = attempt + 1, lease_token = lease_token + 1,
+    lease_expires_at = :expires, worker_id = :worker, started_at = :now, updated_at = :now,
+    cancel_requested = 0, lane_grant = NULL
+WHERE id IN (
+    SELECT id FROM ranked LEFT JOIN lane_room ON lane_room.name = ranked.lane
+    WHERE lane_room.room IS NULL OR ranked.lane_rank <= lane_room.room
+    ORDER BY priority DESC, round, run_at, id
+    LIMIT :limit
+)
+RETURNING *
+"""
+
+# Distinct queues with queued jobs, one index seek each.
+_QUEUES = """
+WITH RECURSIVE queues (name) AS (
+    SELECT MIN(queue) FROM jobs WHERE state = 'queued'
+    UNION ALL
+    SELECT (SELECT MIN(queue) FROM jobs WHERE state = 'queued' AND queue > queues.name)
+    FROM queues WHERE name IS NOT NULL
+)
+SELECT name FROM queues WHERE name IS NOT NULL
+"""
+
+_HEARTBEAT = """
+UPDATE jobs
+SET lease_expires_at = ?, updated_at = ?
+WHERE state = 'running'
+  AND (id, lease_token) IN (
+      SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)
+  )
+RETURNING id, cancel_requested
+"""
+
+# Back to the queue with the attempt used up, or failed when it was the last one, or
+# cancelled when that was asked for while it ran.
+_EXPIRE = """
+UPDATE jobs
+SET state = CASE WHEN cancel_requested THEN 'cancelled'
+                 WHEN attempt < max_attempts THEN 'queued' ELSE 'failed' END,
+    run_at = CASE WHEN attempt < max_attempts AND NOT cancel_requested
+                  THEN :now ELSE run_at END,
+    finished_at = CASE WHEN attempt < max_attempts AND NOT cancel_requested
+                       THEN finished_at ELSE :now END,
+    error_kind = :error_kind, error_message = :error_message,
+    lease_expires_at = NULL, worker_id = NULL, updated_at = :now
+WHERE id IN (
+    SELECT id FROM jobs
+    WHERE state = 'running' AND lease_expires_at <= :now
+    ORDER BY lease_expires_at, id
+    LIMIT :limit
+)
+RETURNING *
+"""
+
+
+def queue_order(connection: sqlite3.Connection, queues: Sequence[str]) -> list[str]:
+    """The queues to claim from, in order: as listed, or every queue with queued jobs,
+    `interactive` first and `batch` last."""
+    if queues:
+        return list(queues)
+    found = [row[0] for row in connection.execute(_QUEUES)]
+    return sorted(found, key=lambda queue: (queue != "interactive", queue == "batch", queue))
+
+
+def claim(
+    connection: sqlite3.Connection,
+    queues: Sequence[str],
+    limit: int,
+    worker_id: str,
+    lease_ms: int,
+    now: int,
+) -> list[Job]:
+    """Take up to `limit` due queued jobs from `queues` under fresh leases, in claim order."""
+    claimed: list[Job] = []
+    for queue in queue_order(connection, queues):
+        parameters = {
+            "queue": queue,
+            "now": now,
+            "limit": limit - len(claimed),
+            "expires": now + lease_ms,
+            "worker": worker_id,
+        }
+        rows = connection.execute(_CLAIM, parameters).fetchall()
+        claimed += _in_claim_order(job_from_row(row) for row in rows)
+        if len(claimed) == limit:
+            break
+    open_attempts(connection, claimed)
+    record_events(
+        connection,
+        (
+            JobEvent(job.id, now, JobState.QUEUED, JobState.RUNNING, Reason.CLAIMED)
+            for job in claimed
+        ),
+    )
+    return claimed
+
+
+def _in_claim_order(jobs: Iterable[Job]) -> list[Job]:
+    """Jobs of one queue in claim order (RETURNING gives rows in no promised order)."""
+    rounds: dict[tuple[str, int], int] = {}
+    ranked = []
+    for job in sorted(jobs, key=lambda job: (job.run_at, job.id)):
+        lane = (job.tenant, job.priority)
+        rounds[lane] = rounds.get(lane, 0) + 1
+        ranked.append((-job.priority, rounds[lane], job.run_at, job.id, job))
+    return [entry[-1] for entry in sorted(ranked, key=lambda entry: entry[:4])]
+
+
+def heartbeat(
+    connection: sqlite3.Connection, leases: Sequence[Lease], lease_ms: int, now: int
+) -> HeartbeatResult:
+    """Extend every lease still held; report the lost ones and pending cancellations."""
+    held = dump_json([[lease.job_id, lease.token] for lease in leases])
+    rows = connection.execute(_HEARTBEAT, (now + lease_ms, now, held)).fetchall()
+    extended = {row["id"] for row in rows}
+    return HeartbeatResult(
+        lost=frozenset(lease.job_id for lease in leases) - extended,
+        cancel_requested=frozenset(row["id"] for row in rows if row["cancel_requested"]),
+    )
+
+
+def expire_leases(connection: sqlite3.Connection, now: int, limit: int) -> list[Job]:
+    """Requeue (or fail, with no attempts left) up to `limit` jobs whose lease ran out."""
+    rows = connection.execute(
+        _EXPIRE,
+        {
+            "now": now,
+            "limit": limit,
+            "error_kind": LEASE_EXPIRED.kind,
+            "error_message": LEASE_EXPIRED.message,
+        },
+    ).fetchall()
+    expired = sorted((job_from_row(row) for row in rows), key=lambda job: job.id)
+    close_attempts(
+        connection,
+        (
+            AttemptEnd(
+                job.id,
+                job.lease_token,
+                AttemptOutcome.LEASE_EXPIRED,
+                LEASE_EXPIRED,
+                job.run_at if job.state is JobState.QUEUED else None,
+            )
+            for job in expired
+        ),
+        now,
+    )
+    record_events(
+        connection,
+        (JobEvent(job.id, now, JobState.RUNNING, job.state, str(LEASE_EXPIRED)) for job in expired),
+    )
+    return expired

@@ -1,0 +1,136 @@
+"""Read-only store calls: jobs, their history, and queue health (SQL on the store's thread)."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+
+from backroom.core.job import Attempt, Job, JobEvent
+from backroom.store.protocol import JobFilter, QueueStats
+from backroom.store.rows import (
+    attempt_from_row,
+    dump_json,
+    event_from_row,
+    job_from_row,
+    queue_stats_from_row,
+)
+from backroom.store.sqlite.lanes import LANE_USE
+
+# Larger than any job id: the cursor of a first page.
+_NO_CURSOR = 2**63 - 1
+
+_LIST_JOBS = """
+SELECT * FROM jobs
+WHERE id < :before
+  AND (:tenant IS NULL OR tenant = :tenant)
+  AND (:queue IS NULL OR queue = :queue)
+  AND (:task IS NULL OR task = :task)
+  AND (:any_state OR state IN (SELECT value FROM json_each(:states)))
+ORDER BY id DESC
+LIMIT :limit
+"""
+
+_STATS = """
+SELECT queue,
+       COUNT(*) FILTER (WHERE state = 'queued') AS queued,
+       COUNT(*) FILTER (WHERE state = 'running') AS running,
+       COUNT(*) FILTER (WHERE state = 'succeeded') AS succeeded,
+       COUNT(*) FILTER (WHERE state = 'failed') AS failed,
+       COUNT(*) FILTER (WHERE state = 'cancelled') AS cancelled,
+       MIN(run_at) FILTER (WHERE state = 'queued' AND run_at <= :now) AS oldest_due,
+       COUNT(*) FILTER (WHERE finished_at >= :since) AS finished_recently,
+       COUNT(*) FILTER (WHERE state = 'failed' AND finished_at >= :since) AS failed_recently
+FROM jobs
+GROUP BY queue
+ORDER BY queue
+"""
+
+
+def queue_condition(queues: Sequence[str]) -> str:
+    """`AND queue IN (?, ...)` with one placeholder per queue; nothing (all queues) if empty."""
+    return f"AND queue IN ({', '.join('?' * len(queues))})" if queues else ""
+
+
+def get_job(connection: sqlite3.Connection, job_id: int, tenant: str | None) -> Job | None:
+    """The job with `job_id`, unless it belongs to a tenant other than `tenant`."""
+    row = connection.execute(
+        "SELECT * FROM jobs WHERE id = :id AND (:tenant IS NULL OR tenant = :tenant)",
+        {"id": job_id, "tenant": tenant},
+    ).fetchone()
+    return None if row is None else job_from_row(row)
+
+
+def list_jobs(connection: sqlite3.Connection, where: JobFilter) -> list[Job]:
+    """The jobs `where` selects, newest first."""
+    rows = connection.execute(
+        _LIST_JOBS,
+        {
+            "before": _NO_CURSOR if where.before_id is None else where.before_id,
+            "tenant": where.tenant,
+            "queue": where.queue,
+            "task": where.task,
+            "any_state": not where.states,
+            "states": dump_json(list(where.states)),
+            "limit": where.limit,
+        },
+    )
+    return [job_from_row(row) for row in rows]
+
+
+def attempts(connection: sqlite3.Connection, job_id: int) -> list[Attempt]:
+    """Every attempt of the job, oldest first."""
+    rows = connection.execute("SELECT * FROM attempts WHERE job_id = ? ORDER BY id", (job_id,))
+    return [attempt_from_row(row) for row in rows]
+
+
+def events(connection: sqlite3.Connection, job_id: int, after: int) -> list[JobEvent]:
+    """The job's transitions after the first `after` of them, oldest first."""
+    rows = connection.execute(
+        "SELECT * FROM job_events WHERE job_id = ? ORDER BY id LIMIT -1 OFFSET ?",
+        (job_id, after),
+    )
+    return [event_from_row(row) for row in rows]
+
+
+def stats(connection: sqlite3.Connection, now: int, window_ms: int) -> list[QueueStats]:
+    """Per-queue counts by state, oldest due queued job, and finishes since `now - window_ms`."""
+    rows = connection.execute(_STATS, {"now": now, "since": now - window_ms})
+    return [queue_stats_from_row(row, now) for row in rows]
+
+
+def count_active(connection: sqlite3.Connection, tenant: str) -> int:
+    """How many of the tenant's jobs are queued or running."""
+    (count,) = connection.execute(
+        "SELECT COUNT(*) FROM jobs WHERE state IN ('queued', 'running') AND tenant = ?",
+        (tenant,),
+    ).fetchone()
+    return int(count)
+
+
+def next_wakeup(connection: sqlite3.Connection, queues: Sequence[str]) -> int | None:
+    """The earliest due time of a queued job or lease expiry of a running one in `queues`.
+
+    A job of a paused lane is due when both it and the pause are; a job of a lane with
+    no free slot has no time of its own: the call that frees one says so (see
+    `Store.on_new_work`), and a running job's lease expiry is counted anyway.
+    """
+    queue_filter = queue_condition(queues)
+    (wakeup,) = connection.execute(
+        f"""
+        WITH {LANE_USE},
+        full_lanes (name) AS (
+            SELECT name FROM lane_states LEFT JOIN lane_use ON lane_use.lane = name
+            WHERE max_concurrency <= COALESCE(in_flight, 0)
+        )
+        SELECT MIN(at) FROM (
+            SELECT MIN(MAX(job.run_at, COALESCE(lane_state.paused_until, 0))) AS at
+            FROM jobs AS job LEFT JOIN lane_states AS lane_state ON lane_state.name = job.lane
+            WHERE job.state = 'queued' {queue_filter}
+              AND (job.lane IS NULL OR job.lane NOT IN (SELECT name FROM full_lanes))
+            UNION ALL
+            SELECT MIN(lease_expires_at) FROM jobs WHERE state = 'running' {queue_filter}
+        )
+        """,
+        (*queues, *queues),
+    ).fetchone()
+    return None if wakeup is None else int(wakeup)

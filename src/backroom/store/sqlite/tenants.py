@@ -1,0 +1,70 @@
+"""The SQL behind the store's tenant methods, for SQLite.
+
+Plain functions on a `sqlite3.Connection`, run by `SqliteStore` on its database thread
+(writes inside its `BEGIN IMMEDIATE` transaction). Keys arrive already hashed.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from backroom.store.protocol import Tenant
+from backroom.store.rows import budget_column, tenant_from_row
+
+_TENANT_COLUMNS = "name, created_at, max_queued, admin, daily_budget_pico_usd"
+
+
+def create_tenant(connection: sqlite3.Connection, tenant: Tenant, key_hash: str) -> Tenant:
+    """Insert the tenant, or update its caps if it exists, and add the key to it."""
+    row = connection.execute(
+        f"INSERT INTO tenants ({_TENANT_COLUMNS}) VALUES (?, ?, ?, ?, ?) "
+        "ON CONFLICT (name) DO UPDATE SET max_queued = excluded.max_queued, "
+        "admin = excluded.admin, daily_budget_pico_usd = excluded.daily_budget_pico_usd "
+        f"RETURNING {_TENANT_COLUMNS}",
+        (
+            tenant.name,
+            tenant.created_at,
+            tenant.max_queued,
+            int(tenant.admin),
+            budget_column(tenant),
+        ),
+    ).fetchone()
+    connection.execute(
+        "INSERT INTO api_keys (key_hash, tenant, created_at) VALUES (?, ?, ?)",
+        (key_hash, tenant.name, tenant.created_at),
+    )
+    return tenant_from_row(row)
+
+
+def tenant_for_key(connection: sqlite3.Connection, key_hash: str) -> Tenant | None:
+    """The tenant an unrevoked key belongs to, or None."""
+    row = connection.execute(
+        "SELECT t.name, t.created_at, t.max_queued, t.admin, t.daily_budget_pico_usd "
+        "FROM api_keys AS k JOIN tenants AS t ON t.name = k.tenant "
+        "WHERE k.key_hash = ? AND k.revoked_at IS NULL",
+        (key_hash,),
+    ).fetchone()
+    return None if row is None else tenant_from_row(row)
+
+
+def get_tenant(connection: sqlite3.Connection, name: str) -> Tenant | None:
+    """The tenant called `name`, or None."""
+    row = connection.execute(
+        f"SELECT {_TENANT_COLUMNS} FROM tenants WHERE name = ?", (name,)
+    ).fetchone()
+    return None if row is None else tenant_from_row(row)
+
+
+def list_tenants(connection: sqlite3.Connection) -> list[Tenant]:
+    """Every tenant, by name."""
+    rows = connection.execute(f"SELECT {_TENANT_COLUMNS} FROM tenants ORDER BY name").fetchall()
+    return [tenant_from_row(row) for row in rows]
+
+
+def revoke_keys(connection: sqlite3.Connection, tenant: str, now: int) -> int:
+    """Revoke every unrevoked key of the tenant; how many were revoked."""
+    cursor = connection.execute(
+        "UPDATE api_keys SET revoked_at = ? WHERE tenant = ? AND revoked_at IS NULL",
+        (now, tenant),
+    )
+    return cursor.rowcount
