@@ -33,7 +33,7 @@ import uvicorn
 from fastapi import FastAPI
 
 from backroom.api.models.jobs import SubmitRequest
-from backroom.client.clients import Client, ClientConfig
+from backroom.client import Client, ClientConfig
 from backroom.clock import SystemClock
 
 HOST = "127.0.0.1"

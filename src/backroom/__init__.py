@@ -5,7 +5,7 @@ lease with retries, backoff and a dead-letter list; poll it, or be called back.
 """
 
 from backroom.app import App, load_app
-from backroom.client.clients import AsyncClient, Client
+from backroom.client import AsyncClient, Client
 from backroom.clock import Clock, SimClock, SystemClock
 from backroom.context import JobContext
 from backroom.core.errors import (
@@ -35,7 +35,8 @@ from backroom.core.job import (
 )
 from backroom.core.retry import ErrorClassifier, Jitter, RetryPolicy, Schedule, backoff_ms
 from backroom.runtime.retention import RetentionPolicy
-from backroom.runtime.worker import Worker, WorkerConfig
+from backroom.runtime.worker import Worker
+from backroom.runtime.worker_config import WorkerConfig
 from backroom.store import JobFilter, RedriveFilter, Store, open_store
 from backroom.tasks import Task, TaskRegistry
 from backroom.testing import run_until_idle

@@ -35,7 +35,8 @@ from backroom.core.job import (
     SubmitResult,
 )
 from backroom.core.retry import ErrorClassifier, RetryPolicy
-from backroom.runtime.worker import Worker, WorkerConfig
+from backroom.runtime.worker import Worker
+from backroom.runtime.worker_config import WorkerConfig
 from backroom.store import JobFilter, RedriveFilter, Store, open_store
 from backroom.tasks import Handler, LaneOf, Task, TaskRegistry
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from backroom.app import App
-from backroom.runtime.worker import WorkerConfig
+from backroom.runtime.worker_config import WorkerConfig
 
 
 async def run_until_idle(app: App, config: WorkerConfig | None = None) -> None:

@@ -14,7 +14,7 @@ from api_support import Keys
 from fastapi import FastAPI
 
 from backroom import App, JobState, run_until_idle
-from backroom.client.clients import (
+from backroom.client import (
     ApiError,
     AsyncClient,
     Client,

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 from backroom import JobState
 from backroom.cli.main import cli
-from backroom.client.clients import Client, Unauthorized
+from backroom.client import Client, Unauthorized
 from backroom.clock import SystemClock
 
 pytestmark = pytest.mark.slow

@@ -6,6 +6,7 @@ import dataclasses
 
 import pytest
 
+from backroom.core.lane_throttle import throttle
 from backroom.core.lanes import (
     CREDIT_PER_UNIT,
     Denied,
@@ -19,7 +20,6 @@ from backroom.core.lanes import (
     reconcile,
     refill,
     release,
-    throttle,
 )
 from backroom.llm.ratelimit_headers import RateLimitWindow
 

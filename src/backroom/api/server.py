@@ -22,7 +22,7 @@ import uvicorn
 from backroom.api import ApiSettings, create_api
 from backroom.app import App
 from backroom.core.job import DEFAULT_TENANT
-from backroom.runtime.worker import WorkerConfig
+from backroom.runtime.worker_config import WorkerConfig
 from backroom.service.api_keys import issue_key
 
 Emit = Callable[[str], None]

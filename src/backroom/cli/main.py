@@ -23,7 +23,7 @@ from backroom.config import Settings
 from backroom.core.errors import BackroomError
 from backroom.core.usage import OverBudget
 from backroom.demo.timeline import run_demo
-from backroom.runtime.worker import WorkerConfig
+from backroom.runtime.worker_config import WorkerConfig
 
 cli = typer.Typer(
     name="backroom",

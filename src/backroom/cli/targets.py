@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from backroom.app import App
-from backroom.client.clients import AsyncClient
+from backroom.client.async_client import AsyncClient
 from backroom.config import Settings
 from backroom.core.job import JSON, JobState
 from backroom.service.documents import job_document

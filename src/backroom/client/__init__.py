@@ -1,5 +1,42 @@
-"""A Python client for a backroom server: `Client` (blocking), `AsyncClient`, and their errors."""
+"""A Python client for a backroom server: `Client` (blocking), `AsyncClient`, and their errors.
 
-from backroom.client.clients import AsyncClient, Client
+`Client` and `AsyncClient` run the same plans (`backroom.client.plans`); the errors are
+the typed exceptions of `backroom.client.errors`.
+"""
 
-__all__ = ["AsyncClient", "Client"]
+from backroom.client.async_client import AsyncClient
+from backroom.client.blocking_client import Client
+from backroom.client.errors import (
+    ApiError,
+    Conflict,
+    IdempotencyKeyReused,
+    InvalidRequest,
+    NotFound,
+    PayloadTooLarge,
+    QueueFull,
+    ServerError,
+    ServerUnreachable,
+    Unauthorized,
+    WaitTimeout,
+)
+from backroom.client.plans import ClientConfig, JobPage, RemoteJob, Submitted
+
+__all__ = [
+    "ApiError",
+    "AsyncClient",
+    "Client",
+    "ClientConfig",
+    "Conflict",
+    "IdempotencyKeyReused",
+    "InvalidRequest",
+    "JobPage",
+    "NotFound",
+    "PayloadTooLarge",
+    "QueueFull",
+    "RemoteJob",
+    "ServerError",
+    "ServerUnreachable",
+    "Submitted",
+    "Unauthorized",
+    "WaitTimeout",
+]

@@ -1,5 +1,6 @@
 """The client's operations, each written once as a plan that `Client` and
-`AsyncClient` both run (see `backroom.client.clients`).
+`AsyncClient` both run (see `backroom.client.blocking_client` and
+`backroom.client.async_client`).
 
 A plan is a generator: it yields `Send` (a request to make) and `Pause` (a wait) and
 receives each request's response, or has the transport error thrown into it. It
@@ -118,6 +119,9 @@ Plan = Generator[Step, httpx.Response | None, T]
 
 JobUpdate = Callable[[RemoteJob], None]
 """Called with each state of a job that `wait` polls."""
+
+JobIds = list[int]
+"""Job ids (an alias: inside the client classes, `list` names their method)."""
 
 
 class Plans:

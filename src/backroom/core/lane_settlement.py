@@ -10,15 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from backroom.core.lane_throttle import ProviderWindow, throttle
 from backroom.core.lanes import (
     Grant,
     LaneLimits,
     LaneState,
-    ProviderWindow,
     pause,
     reconcile,
     release,
-    throttle,
 )
 
 

@@ -12,6 +12,7 @@ may mirror them in SQL, since everything is integer arithmetic:
     release      the call's concurrency slot is freed
     pause        no call starts before a given time (a 429's Retry-After)
     throttle     what the provider says is left caps what the lane believes is left
+                 (in `backroom.core.lane_throttle`)
 
 Each bucket's level is kept in 1/60,000ths of a unit (`CREDIT_PER_UNIT`): one
 millisecond of refill then adds exactly `per_minute` credits, so no arithmetic needs
@@ -33,7 +34,6 @@ from __future__ import annotations
 import dataclasses
 import enum
 from dataclasses import dataclass
-from typing import Protocol
 
 MS_PER_MINUTE = 60_000
 CREDIT_PER_UNIT = MS_PER_MINUTE
@@ -119,18 +119,6 @@ class Denied:
 
     reason: WaitReason
     ready_at: int | None
-
-
-class ProviderWindow(Protocol):
-    """One limit as a provider last reported it (`RateLimitWindow` is one)."""
-
-    @property
-    def remaining(self) -> int | None:
-        """Whole units left, or None if not reported."""
-
-    @property
-    def reset_ms(self) -> int | None:
-        """Milliseconds until the limit is back to full, or None if not reported."""
 
 
 def full_lane(limits: LaneLimits, now: int) -> LaneState:
@@ -251,60 +239,3 @@ def release(state: LaneState) -> LaneState:
 def pause(state: LaneState, until: int) -> LaneState:
     """No call starts before `until`; a pause already longer is kept."""
     return dataclasses.replace(state, paused_until=max(state.paused_until, until))
-
-
-def _provider_ceiling(remaining: int, per_minute: int, sent_at: int, now: int) -> int:
-    """The most credit the provider's bucket can hold at `now`, from its report.
-
-    The report was made between `sent_at` and `now`, after the call was admitted;
-    `remaining` is rounded down to whole units, and since then the provider's bucket
-    can have refilled by at most the time elapsed since `sent_at`.
-    """
-    reported = (remaining + 1) * CREDIT_PER_UNIT - 1
-    return reported + max(0, now - sent_at) * per_minute
-
-
-def _throttled_credit(
-    credit: int, window: ProviderWindow, per_minute: int | None, sent_at: int, now: int
-) -> int:
-    if window.remaining is None or per_minute is None:
-        return credit
-    return min(credit, _provider_ceiling(window.remaining, per_minute, sent_at, now))
-
-
-def _pause_until_reset(
-    state: LaneState, window: ProviderWindow, per_minute: int | None, now: int
-) -> LaneState:
-    """With no limit of its own, a lane waits out a provider limit reported as used up."""
-    if per_minute is not None or window.remaining != 0 or window.reset_ms is None:
-        return state
-    return pause(state, now + window.reset_ms)
-
-
-def throttle(
-    state: LaneState,
-    limits: LaneLimits,
-    requests: ProviderWindow,
-    tokens: ProviderWindow,
-    *,
-    sent_at: int,
-    now: int,
-) -> LaneState:
-    """Slow the lane down when the provider has less left than the lane believes.
-
-    `requests` and `tokens` are what a response to a call granted at `sent_at`
-    reported. For a limit the lane has too, its bucket is lowered to the most the
-    provider can still hold, so calls wait exactly until the provider has room: this
-    changes nothing while the lane is the provider's only user, and catches up when
-    someone else spends the same account. For a limit the lane lacks, a report of
-    nothing left pauses the lane until the provider's reset.
-    """
-    state = refill(state, limits, now)
-    rpm, tpm = limits.requests_per_minute, limits.tokens_per_minute
-    state = dataclasses.replace(
-        state,
-        request_credit=_throttled_credit(state.request_credit, requests, rpm, sent_at, now),
-        token_credit=_throttled_credit(state.token_credit, tokens, tpm, sent_at, now),
-    )
-    state = _pause_until_reset(state, requests, rpm, now)
-    return _pause_until_reset(state, tokens, tpm, now)

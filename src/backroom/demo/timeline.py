@@ -15,7 +15,7 @@ from backroom.context import JobContext
 from backroom.core.job import Job
 from backroom.core.outcome import Failed, Outcome, RetryAt
 from backroom.core.retry import Jitter, RetryPolicy, Schedule
-from backroom.runtime.worker import WorkerConfig
+from backroom.runtime.worker_config import WorkerConfig
 from backroom.store.sqlite.store import SqliteStore
 
 SUBMISSIONS = (("k1", "report"), ("k2", "flaky"), ("k1", "report"), ("k3", "broken"))

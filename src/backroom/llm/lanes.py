@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from backroom.core.errors import Permanent
 from backroom.core.job import JSON
-from backroom.core.lanes import LaneLimits, LaneRequest, LaneState, throttle
+from backroom.core.lane_throttle import throttle
+from backroom.core.lanes import LaneLimits, LaneRequest, LaneState
 from backroom.llm.config import LLMConfig, ModelLimits
 from backroom.llm.pricing import Usage
 from backroom.llm.ratelimit_headers import RateLimitSnapshot
@@ -87,5 +88,5 @@ def throttle_from_headers(
     sent_at: int,
     now: int,
 ) -> LaneState:
-    """`backroom.core.lanes.throttle` with what a response's `x-ratelimit-*` headers said."""
+    """`backroom.core.lane_throttle.throttle` with what a response's `x-ratelimit-*` said."""
     return throttle(state, limits, snapshot.requests, snapshot.tokens, sent_at=sent_at, now=now)

@@ -1,14 +1,15 @@
 """The worker: claim due jobs, run them under a lease, store how each attempt ended.
 
-One asyncio loop per process runs three things side by side:
+One asyncio loop per process runs these side by side:
 
 - the claim loop takes up to the free slots' worth of due jobs in one store call and
   starts each as a task, then waits for a free slot, a new-work hint or the next poll;
 - every attempt runs its handler under the task's timeout and turns what happened into
   an `Outcome` (core.retry decides retry or fail);
-- the flush loop writes finished attempts in batches (one store call per batch); the
-  heartbeat loop extends every held lease in one call and stops handlers whose lease
-  was lost or whose job was cancelled;
+- the outcome writer (`backroom.runtime.outcome_writer`) stores finished attempts in
+  batches, one store call per batch;
+- the heartbeat loop extends every held lease in one call and stops handlers whose
+  lease was lost or whose job was cancelled;
 - the retention sweep (see `backroom.runtime.retention`) deletes old finished jobs now and then.
 
 A slot frees when its handler returns, not when its outcome is stored: the claim for
@@ -23,23 +24,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
 import random
 import signal
-import socket
-import uuid
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from collections.abc import Awaitable
+from dataclasses import dataclass
 from typing import TypeVar
 
 from backroom.clock import Clock
 from backroom.core.errors import StoreError
 from backroom.core.job import Job
-from backroom.core.outcome import Outcome
 from backroom.core.retry import ErrorClassifier, RetryPolicy
-from backroom.core.usage import OverBudget
 from backroom.runtime.attempt import AttemptRunner, StopReason
-from backroom.runtime.retention import RetentionPolicy, RetentionSweep
+from backroom.runtime.outcome_writer import AttemptListener, OutcomeWriter
+from backroom.runtime.retention import RetentionSweep
+from backroom.runtime.worker_config import WorkerConfig
 from backroom.store.protocol import Store
 from backroom.tasks import TaskRegistry
 
@@ -48,52 +46,6 @@ T = TypeVar("T")
 
 # The shortest wait between two claims that found nothing, so a loop can never spin.
 _MIN_WAIT_MS = 1
-
-AttemptListener = Callable[[Job, Outcome, int], None]
-"""Called with (job as claimed, outcome, now) after an attempt's end is stored."""
-
-
-def default_worker_id() -> str:
-    """host:pid:random, unique enough to tell workers apart in attempt records."""
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
-
-
-@dataclass(frozen=True, slots=True)
-class WorkerConfig:
-    """How one worker claims and runs jobs.
-
-    `drain=True` claims again as soon as a slot frees; `drain=False` claims at most once
-    per poll interval (the fixed tick of the seeds' example). `burst` exits once no job
-    in the worker's queues is queued or running; `stop_at` exits at that clock time.
-    `retention` says when finished jobs are deleted (None: this worker never does).
-    `over_budget` says what a queued lane job does when its tenant's daily budget is
-    spent: wait for the next UTC day, or fail (see `backroom.runtime.lane_gate`).
-    """
-
-    queues: tuple[str, ...] = ()
-    concurrency: int = 10
-    lease_ms: int = 30_000
-    heartbeat_ms: int | None = None
-    poll_interval_ms: int = 1_000
-    sweep_interval_ms: int = 5_000
-    shutdown_grace_ms: int = 10_000
-    drain: bool = True
-    burst: bool = False
-    stop_at: int | None = None
-    retention: RetentionPolicy | None = field(default_factory=RetentionPolicy)
-    over_budget: OverBudget = OverBudget.WAIT
-    worker_id: str = field(default_factory=default_worker_id)
-
-    def __post_init__(self) -> None:
-        if self.concurrency < 1:
-            raise ValueError("concurrency must be at least 1")
-        if self.lease_ms < 10 or self.poll_interval_ms < 1:
-            raise ValueError("lease_ms must be >= 10 and poll_interval_ms >= 1")
-
-    @property
-    def heartbeat_every_ms(self) -> int:
-        """How often leases are extended: a third of the lease unless set."""
-        return self.heartbeat_ms if self.heartbeat_ms is not None else self.lease_ms // 3
 
 
 class Worker:
@@ -124,12 +76,11 @@ class Worker:
         )
         self._running: dict[int, _Held] = {}
         self._executing = 0
-        self._finished: list[tuple[Job, Outcome]] = []
-        self._finished_event = asyncio.Event()
+        self._outcomes = OutcomeWriter(
+            store, clock, retry_after_ms=self.config.poll_interval_ms, done=self._forget
+        )
         self._wake = asyncio.Event()
         self._stopping = False
-        self._closing = False
-        self._listeners: list[AttemptListener] = []
 
     @property
     def held(self) -> int:
@@ -138,7 +89,7 @@ class Worker:
 
     def on_attempt_end(self, listener: AttemptListener) -> None:
         """Call `listener(job, outcome, now)` after each attempt's end is stored."""
-        self._listeners.append(listener)
+        self._outcomes.listeners.append(listener)
 
     def stop(self) -> None:
         """Begin a graceful shutdown: stop claiming, let running jobs finish within the grace."""
@@ -154,7 +105,7 @@ class Worker:
     async def run(self) -> None:
         """Claim and run jobs until `stop()`, `stop_at`, or (burst) an empty queue."""
         self.store.on_new_work(self._on_new_work)
-        flusher = asyncio.create_task(self._flush_loop(), name="backroom-flush")
+        writer = asyncio.create_task(self._outcomes.run(), name="backroom-flush")
         background = [asyncio.create_task(self._heartbeat_loop(), name="backroom-heartbeat")]
         if self.config.retention is not None:
             sweep = RetentionSweep(self.store, self.clock, self.config.retention)
@@ -163,9 +114,8 @@ class Worker:
             await self._claim_loop()
         finally:
             await self._drain_running()
-            self._closing = True
-            self._finished_event.set()
-            await flusher
+            self._outcomes.close()
+            await writer
             for task in background:
                 task.cancel()
             await asyncio.gather(*background, return_exceptions=True)
@@ -254,8 +204,7 @@ class Worker:
             # The lease was lost: another worker may hold the job now; write nothing.
             self._forget(held.job.id)
             return
-        self._finished.append((held.job, outcome))
-        self._finished_event.set()
+        self._outcomes.add(held.job, outcome)
 
     def _forget(self, job_id: int) -> None:
         self._running.pop(job_id, None)
@@ -281,33 +230,6 @@ class Worker:
         for job_id in list(self._running):
             self._stop_attempt(job_id, StopReason.SHUTDOWN)
         await asyncio.gather(*self._tasks(), return_exceptions=True)
-
-    # -- storing outcomes -------------------------------------------------------------
-
-    async def _flush_loop(self) -> None:
-        while not (self._closing and not self._finished):
-            await self._finished_event.wait()
-            self._finished_event.clear()
-            await self._flush_once()
-
-    async def _flush_once(self) -> None:
-        while self._finished:
-            batch, self._finished = self._finished, []
-            now = self.clock.now()
-            try:
-                applied = await self.store.finish([(job.lease, out) for job, out in batch], now)
-            except StoreError as error:
-                log.warning("storing %d outcomes failed, retrying: %s", len(batch), error)
-                self._finished = batch + self._finished
-                await self.clock.sleep(self.config.poll_interval_ms)
-                continue
-            for (job, outcome), stored in zip(batch, applied, strict=True):
-                self._forget(job.id)
-                if stored:
-                    for listener in self._listeners:
-                        listener(job, outcome, now)
-                else:
-                    log.info("job %d: lease lost before its outcome was stored", job.id)
 
     # -- leases -----------------------------------------------------------------------
 

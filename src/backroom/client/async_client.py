@@ -1,0 +1,164 @@
+"""The asyncio client for a backroom server: `AsyncClient`.
+
+    async with AsyncClient("http://127.0.0.1:8000", api_key) as client:
+        submitted = await client.submit("demo.summarize", {"text": "..."})
+        job = await client.wait(submitted.job.id, timeout_s=60)
+
+Every operation is a plan in `backroom.client.plans` (the requests to send, the pauses
+between retries and polls); this class runs plans with `httpx.AsyncClient`, and
+`backroom.client.blocking_client.Client` runs the same plans with `httpx.Client`. The
+transport (`httpx.MockTransport`, `httpx.ASGITransport`) and the clock are injectable,
+so tests need neither a server nor real waiting. Errors are the typed exceptions of
+`backroom.client.errors`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from types import TracebackType
+from typing import TypeVar
+
+import httpx
+
+from backroom.client.plans import (
+    ClientConfig,
+    Finished,
+    JobIds,
+    JobPage,
+    JobUpdate,
+    Pause,
+    Plan,
+    Plans,
+    RemoteJob,
+    Submitted,
+    advance,
+    default_headers,
+    listing_params,
+)
+from backroom.clock import Clock, SystemClock
+from backroom.core.job import JSON, JobState
+
+T = TypeVar("T")
+
+
+class AsyncClient:
+    """The asyncio client. `async with AsyncClient(url, key) as client: ...`"""
+
+    def __init__(
+        self,
+        url: str,
+        api_key: str,
+        *,
+        transport: httpx.AsyncBaseTransport | None = None,
+        config: ClientConfig | None = None,
+        clock: Clock | None = None,
+    ) -> None:
+        chosen = config or ClientConfig()
+        self._clock = clock or SystemClock()
+        self._plans = Plans(chosen, self._clock.now)
+        self._http = httpx.AsyncClient(
+            base_url=url,
+            headers=default_headers(api_key),
+            transport=transport,
+            timeout=chosen.request_timeout_s,
+        )
+
+    async def _run(self, plan: Plan[T]) -> T:
+        answer: httpx.Response | None = None
+        failure: httpx.TransportError | None = None
+        while not isinstance(step := advance(plan, answer, failure), Finished):
+            answer, failure = None, None
+            if isinstance(step, Pause):
+                await self._clock.sleep(step.seconds * 1000)
+                continue
+            try:
+                answer = await self._http.request(step.method, step.path, **step.arguments())
+            except httpx.TransportError as error:
+                failure = error
+        return step.value
+
+    async def submit(
+        self,
+        task: str,
+        input: JSON = None,
+        *,
+        key: str | None = None,
+        queue: str | None = None,
+        priority: int | None = None,
+        max_attempts: int | None = None,
+        timeout_s: float | None = None,
+        delay_s: float | None = None,
+        metadata: dict[str, JSON] | None = None,
+    ) -> Submitted:
+        """Submit a job; with no `key`, a fresh idempotency key covers the client's retries."""
+        options = {
+            "queue": queue,
+            "priority": priority,
+            "max_attempts": max_attempts,
+            "timeout_s": timeout_s,
+            "delay_s": delay_s,
+            "metadata": metadata,
+        }
+        return await self._run(self._plans.submit(task, input, key, options))
+
+    async def get(self, job_id: int) -> RemoteJob:
+        """The job, with its attempt history."""
+        return await self._run(self._plans.get(job_id))
+
+    async def list(
+        self,
+        *,
+        status: Sequence[JobState | str] | None = None,
+        queue: str | None = None,
+        task: str | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> JobPage:
+        """One page of jobs, newest first."""
+        params = listing_params(status, queue, task, cursor, limit)
+        return await self._run(self._plans.page("/v1/jobs", params))
+
+    async def dead_letters(
+        self,
+        *,
+        queue: str | None = None,
+        task: str | None = None,
+        cursor: str | None = None,
+        limit: int | None = None,
+    ) -> JobPage:
+        """One page of jobs that failed for good, newest first."""
+        params = listing_params(None, queue, task, cursor, limit)
+        return await self._run(self._plans.page("/v1/dead-letters", params))
+
+    async def cancel(self, job_id: int) -> RemoteJob:
+        """Cancel a queued job, or ask the worker running it to stop."""
+        return await self._run(self._plans.cancel(job_id))
+
+    async def redrive(self, job_id: int) -> RemoteJob:
+        """Send a failed job back to the queue with a fresh attempt budget."""
+        return await self._run(self._plans.redrive(job_id))
+
+    async def redrive_all(self, *, task: str | None = None, queue: str | None = None) -> JobIds:
+        """Send every failed job (of `task`, of `queue`) back to the queue; their ids."""
+        return await self._run(self._plans.redrive_all(task, queue))
+
+    async def wait(
+        self, job_id: int, timeout_s: float | None = None, on_update: JobUpdate | None = None
+    ) -> RemoteJob:
+        """Poll until the job ends (`WaitTimeout` after `timeout_s`); `on_update` sees each poll."""
+        return await self._run(self._plans.wait(job_id, timeout_s, on_update))
+
+    async def aclose(self) -> None:
+        """Close the connections."""
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()

@@ -1,0 +1,54 @@
+"""How one worker claims and runs jobs: `WorkerConfig`, and the default worker id."""
+
+from __future__ import annotations
+
+import os
+import socket
+import uuid
+from dataclasses import dataclass, field
+
+from backroom.core.usage import OverBudget
+from backroom.runtime.retention import RetentionPolicy
+
+
+def default_worker_id() -> str:
+    """host:pid:random, unique enough to tell workers apart in attempt records."""
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:6]}"
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerConfig:
+    """How one worker claims and runs jobs.
+
+    `drain=True` claims again as soon as a slot frees; `drain=False` claims at most once
+    per poll interval (the fixed tick of the seeds' example). `burst` exits once no job
+    in the worker's queues is queued or running; `stop_at` exits at that clock time.
+    `retention` says when finished jobs are deleted (None: this worker never does).
+    `over_budget` says what a queued lane job does when its tenant's daily budget is
+    spent: wait for the next UTC day, or fail (see `backroom.runtime.lane_gate`).
+    """
+
+    queues: tuple[str, ...] = ()
+    concurrency: int = 10
+    lease_ms: int = 30_000
+    heartbeat_ms: int | None = None
+    poll_interval_ms: int = 1_000
+    sweep_interval_ms: int = 5_000
+    shutdown_grace_ms: int = 10_000
+    drain: bool = True
+    burst: bool = False
+    stop_at: int | None = None
+    retention: RetentionPolicy | None = field(default_factory=RetentionPolicy)
+    over_budget: OverBudget = OverBudget.WAIT
+    worker_id: str = field(default_factory=default_worker_id)
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        if self.lease_ms < 10 or self.poll_interval_ms < 1:
+            raise ValueError("lease_ms must be >= 10 and poll_interval_ms >= 1")
+
+    @property
+    def heartbeat_every_ms(self) -> int:
+        """How often leases are extended: a third of the lease unless set."""
+        return self.heartbeat_ms if self.heartbeat_ms is not None else self.lease_ms // 3
