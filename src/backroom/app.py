@@ -18,13 +18,11 @@ import importlib
 import random
 from collections.abc import Awaitable, Callable, Sequence
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from backroom.clock import Clock, SystemClock
-from backroom.core.errors import ConfigError, JobNotFound
-from backroom.core.idempotency import fingerprint
+from backroom.core.errors import ConfigError
 from backroom.core.job import (
-    DEFAULT_QUEUE,
     DEFAULT_TENANT,
     JSON,
     Attempt,
@@ -37,6 +35,10 @@ from backroom.core.job import (
 from backroom.core.retry import ErrorClassifier, RetryPolicy
 from backroom.runtime.worker import Worker
 from backroom.runtime.worker_config import WorkerConfig
+from backroom.service.cancel import request_cancel
+from backroom.service.jobs import find_job
+from backroom.service.redrive import redrive_failed
+from backroom.service.submit import Submission, build_job, enqueue
 from backroom.store import JobFilter, RedriveFilter, Store, open_store
 from backroom.tasks import Handler, LaneOf, Task, TaskRegistry
 
@@ -152,49 +154,41 @@ class App:
         metadata: dict[str, JSON] | None = None,
         max_active: int | None = None,
     ) -> NewJob:
-        """Validate a submission and build the `NewJob` the store takes.
+        """Validate a submission and build the `NewJob` the store takes (for `submit_many`).
 
         `max_active` caps the tenant's queued and running jobs (`QueueFull` beyond it).
         """
-        known = self.tasks.get(task)
-        if known is None and self.tasks:
-            raise ConfigError(f"unknown task {task!r}; known: {', '.join(self.tasks.names())}")
-        chosen_queue = queue or (known.queue if known and known.queue else DEFAULT_QUEUE)
-        attempts = max_attempts or self._policy_for(known).max_attempts
-        if attempts < 1 or delay_s < 0 or (timeout_s is not None and timeout_s <= 0):
-            raise ValueError("max_attempts must be >= 1, delay_s >= 0 and timeout_s > 0")
-        options: dict[str, Any] = {
-            "queue": chosen_queue,
-            "priority": priority,
-            "max_attempts": attempts,
-            "timeout_s": timeout_s,
-            "delay_s": delay_s,
-            "metadata": metadata or {},
-        }
-        return NewJob(
-            task=task,
-            input=input,
-            run_at=self.clock.now() + round(delay_s * 1000),
-            tenant=tenant,
-            queue=chosen_queue,
-            priority=priority,
-            max_attempts=attempts,
-            timeout_ms=None if timeout_s is None else round(timeout_s * 1000),
-            idempotency_key=key,
-            fingerprint=fingerprint(task, input, options) if key is not None else None,
-            metadata=dict(metadata or {}),
-            max_active=max_active,
-            lane=_lane_name(known, input),
+        submission = Submission(
+            task, input, key, queue, priority, max_attempts, timeout_s, delay_s, metadata or {}
         )
+        return build_job(self, submission, tenant=tenant, max_active=max_active)
 
-    async def submit(self, task: str, input: JSON, **options: Any) -> SubmitResult:
+    async def submit(
+        self,
+        task: str,
+        input: JSON,
+        *,
+        key: str | None = None,
+        tenant: str = DEFAULT_TENANT,
+        queue: str | None = None,
+        priority: int = 0,
+        max_attempts: int | None = None,
+        timeout_s: float | None = None,
+        delay_s: float = 0,
+        metadata: dict[str, JSON] | None = None,
+        max_active: int | None = None,
+    ) -> SubmitResult:
         """Submit a job; with a `key`, a repeat returns the first job (`created=False`).
 
-        Options: key, tenant, queue, priority, max_attempts, timeout_s, delay_s, metadata,
-        max_active. Raises `IdempotencyConflict` when the key was used with a different
-        payload, and `QueueFull` when the tenant is at `max_active`.
+        `queue` defaults to the task's; `delay_s` holds the first attempt back;
+        `max_active` caps the tenant's queued and running jobs. Raises
+        `IdempotencyConflict` when the key was used with a different submission, and
+        `QueueFull` when the tenant is at `max_active`.
         """
-        return await self.store.submit(self.new_job(task, input, **options), self.clock.now())
+        submission = Submission(
+            task, input, key, queue, priority, max_attempts, timeout_s, delay_s, metadata or {}
+        )
+        return await enqueue(self, submission, tenant=tenant, max_active=max_active)
 
     async def submit_many(self, jobs: Sequence[NewJob]) -> list[SubmitResult]:
         """Submit prepared jobs (see `new_job`) in one transaction."""
@@ -202,10 +196,7 @@ class App:
 
     async def get(self, job_id: int, tenant: str | None = None) -> Job:
         """The job, or `JobNotFound` (also for another tenant's job)."""
-        job = await self.store.get(job_id, tenant)
-        if job is None:
-            raise JobNotFound(job_id)
-        return job
+        return await find_job(self, job_id, tenant)
 
     async def list_jobs(self, where: JobFilter | None = None) -> list[Job]:
         """Jobs newest first (see `JobFilter`)."""
@@ -221,10 +212,7 @@ class App:
 
     async def cancel(self, job_id: int, tenant: str | None = None) -> Job:
         """Cancel a queued job at once, or ask the worker running it to stop."""
-        job = await self.store.cancel(job_id, self.clock.now(), tenant)
-        if job is None:
-            raise JobNotFound(job_id)
-        return job
+        return await request_cancel(self, job_id, tenant)
 
     async def dead_letters(self, tenant: str | None = None, limit: int = 50) -> list[Job]:
         """Jobs that failed for good, newest first."""
@@ -232,7 +220,7 @@ class App:
 
     async def redrive(self, where: RedriveFilter | None = None) -> list[Job]:
         """Send failed jobs back to the queue with a fresh attempt budget."""
-        return await self.store.redrive(where or RedriveFilter(), self.clock.now())
+        return await redrive_failed(self, where or RedriveFilter())
 
     # -- workers ----------------------------------------------------------------------
 
@@ -247,17 +235,6 @@ class App:
             classifier=self.classifier,
             rng=self.rng,
         )
-
-    def _policy_for(self, task: Task | None) -> RetryPolicy:
-        return task.retry if task is not None and task.retry is not None else self.retry
-
-
-def _lane_name(task: Task | None, input: JSON) -> str | None:
-    """The lane a job of `task` with `input` runs in, if any."""
-    if task is None or task.lane is None:
-        return None
-    request = task.lane(input)
-    return None if request is None else request.lane
 
 
 def load_app(reference: str) -> App:

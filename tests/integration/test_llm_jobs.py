@@ -34,7 +34,8 @@ from backroom.llm.task import RESPOND_TASK, register_llm_tasks
 from backroom.llm.tokens import estimate_tokens
 from backroom.runtime.lane_gate import BUDGET_EXHAUSTED
 from backroom.service.api_keys import issue_key
-from backroom.service.jobs import Caller, get_job
+from backroom.service.callers import Caller
+from backroom.service.jobs import get_job
 
 # Dollars per million input, cached input and output tokens.
 PRICES = Prices(Decimal("0.15"), Decimal("0.075"), Decimal("0.60"))

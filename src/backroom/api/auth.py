@@ -17,8 +17,9 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from backroom.api.key_cache import TenantCache
 from backroom.api.problems import ProblemError
 from backroom.app import App
-from backroom.service.api_keys import hash_api_key
-from backroom.service.jobs import Caller, problem
+from backroom.service.api_keys import hash_api_key, tenant_for_key_hash
+from backroom.service.callers import Caller
+from backroom.service.replies import problem
 
 ADMIN_TENANT = "admin"
 """The tenant that jobs submitted with the settings' admin key belong to."""
@@ -44,7 +45,7 @@ def authenticator(app: App, admin_key: str | None, key_cache_ms: int) -> Authent
         if admin_key is not None and hmac.compare_digest(key, admin_key.encode()):
             return Caller(ADMIN_TENANT, admin=True)
         digest = hash_api_key(credentials.credentials)
-        tenant = cache.get(digest) or await app.store.tenant_for_key(digest)
+        tenant = cache.get(digest) or await tenant_for_key_hash(app, digest)
         if tenant is None:
             raise _unauthorized("the API key is unknown or revoked")
         cache.put(digest, tenant)

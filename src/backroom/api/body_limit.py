@@ -12,7 +12,7 @@ from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from backroom.api.responses import to_response
-from backroom.service.jobs import problem
+from backroom.service.replies import problem
 
 DEFAULT_MAX_BODY_BYTES = 1024 * 1024
 

@@ -19,7 +19,7 @@ from backroom.api.routes.llm import llm_router
 from backroom.api.routes.operations import operations_router
 from backroom.api.settings import ApiSettings
 from backroom.app import App
-from backroom.service.jobs import SubmitPolicy
+from backroom.service.submit import SubmitPolicy
 
 DESCRIPTION = """\
 Submit slow work, get a job id in milliseconds, poll for the result.

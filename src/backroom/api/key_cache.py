@@ -9,7 +9,7 @@ most `ttl_ms`. Unknown keys are never remembered, so made-up keys cannot fill it
 from __future__ import annotations
 
 from backroom.clock import Clock
-from backroom.store.protocol import Tenant
+from backroom.service.api_keys import Tenant
 
 
 class TenantCache:

@@ -16,7 +16,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from backroom.api.responses import to_response
 from backroom.core.errors import StoreUnavailable
-from backroom.service.jobs import HTTP_TITLES, Reply, invalid_field, problem
+from backroom.service.replies import HTTP_TITLES, Reply, invalid_field, problem
 
 STORE_RETRY_AFTER_S = 1
 

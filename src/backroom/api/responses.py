@@ -6,7 +6,7 @@ from typing import Any
 
 from fastapi.responses import JSONResponse
 
-from backroom.service.jobs import Reply
+from backroom.service.replies import Reply
 
 PROBLEM_MEDIA_TYPE = "application/problem+json"
 

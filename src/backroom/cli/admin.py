@@ -2,22 +2,17 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
-from collections.abc import Awaitable, Callable
-from typing import Annotated, Protocol, TypeVar, runtime_checkable
+from typing import Annotated
 
 import typer
 
-from backroom.app import App
+from backroom.cli.local import with_app
 from backroom.cli.options import DbOption, out
-from backroom.cli.targets import CliError
-from backroom.config import Settings
 from backroom.core.job import TERMINAL_STATES, JobState
-from backroom.runtime.retention import DAY_MS, MINUTE_MS, prune_finished
+from backroom.runtime.retention import DAY_MS, MINUTE_MS
+from backroom.service import maintenance
 from backroom.service.documents import iso
-
-T = TypeVar("T")
 
 _DURATION = re.compile(r"(?P<count>\d+)(?P<unit>[smhdw])")
 _UNIT_MS = {
@@ -27,14 +22,6 @@ _UNIT_MS = {
     "d": DAY_MS,
     "w": 7 * DAY_MS,
 }
-
-
-@runtime_checkable
-class _VersionedStore(Protocol):
-    """A store that can say which migration its schema is at (every built-in one can)."""
-
-    async def schema_version(self) -> int:
-        """The number of the newest migration applied; 0 before the first."""
 
 
 def duration_ms(text: str) -> int:
@@ -57,26 +44,9 @@ def final_states(text: str) -> tuple[JobState, ...]:
     return tuple(JobState(name) for name in names)
 
 
-def _with_app(db: str | None, action: Callable[[App], Awaitable[T]]) -> T:
-    """Open the database (migrating it, as every command does), run `action`, close."""
-
-    async def run() -> T:
-        async with App(db or Settings.from_env().database_url) as app:
-            return await action(app)
-
-    return asyncio.run(run())
-
-
 def migrate(db: DbOption = None) -> None:
     """Create or upgrade the database schema, then print its version."""
-
-    async def action(app: App) -> int:
-        store = app.store
-        if not isinstance(store, _VersionedStore):
-            raise CliError("this store cannot report its schema version")
-        return await store.schema_version()
-
-    out.print(f"schema version {_with_app(db, action)}")
+    out.print(f"schema version {with_app(db, maintenance.schema_version)}")
 
 
 def prune(
@@ -97,11 +67,6 @@ def prune(
 ) -> None:
     """Delete finished jobs older than --older-than, with their attempts and events."""
     chosen = final_states(states)
-
-    async def action(app: App) -> tuple[int, int]:
-        cutoff = app.clock.now() - older_than
-        return await prune_finished(app.store, cutoff, chosen, batch), cutoff
-
-    deleted, cutoff = _with_app(db, action)
+    deleted, cutoff = with_app(db, lambda app: maintenance.prune(app, older_than, chosen, batch))
     names = ", ".join(chosen)
     out.print(f"deleted {deleted} job(s) ({names}) that finished before {iso(cutoff)}")

@@ -27,12 +27,12 @@ from backroom.cli.targets import (
     CliError,
     Document,
     JobBackend,
-    Listing,
-    SubmitArgs,
     Target,
     open_backend,
 )
 from backroom.core.job import JobState
+from backroom.service.jobs import JobQuery
+from backroom.service.submit import Submission
 
 T = TypeVar("T")
 
@@ -105,10 +105,12 @@ def submit(
     api_key: ApiKeyOption = None,
 ) -> None:
     """Submit a job and print its id (with --wait: follow it and print its result)."""
-    args = SubmitArgs(task, _read_input(payload), key, queue, priority, max_attempts, delay)
+    submission = Submission(
+        task, _read_input(payload), key, queue, priority, max_attempts, delay_s=delay
+    )
 
     async def action(backend: JobBackend) -> None:
-        document, created = await backend.submit(args)
+        document, created = await backend.submit(submission)
         verdict = "new" if created else "duplicate, same job"
         out.print(f"job {document['id']} {document['status']} ({verdict})")
         if wait:
@@ -139,8 +141,8 @@ def jobs(
     api_key: ApiKeyOption = None,
 ) -> None:
     """List jobs, newest first."""
-    listing = Listing(tuple(state or ()), queue, task, limit)
-    found = _with_backend(Target(db, url, api_key, tenant), lambda b: b.jobs(listing))
+    query = JobQuery(tuple(state or ()), queue, task, limit=limit)
+    found = _with_backend(Target(db, url, api_key, tenant), lambda b: b.jobs(query))
     out.print(_jobs_table(found))
 
 
@@ -152,8 +154,8 @@ def dead_letters(
     api_key: ApiKeyOption = None,
 ) -> None:
     """List jobs that failed for good, with their last error."""
-    listing = Listing((JobState.FAILED,), limit=limit)
-    found = _with_backend(Target(db, url, api_key, tenant), lambda b: b.jobs(listing))
+    query = JobQuery((JobState.FAILED,), limit=limit)
+    found = _with_backend(Target(db, url, api_key, tenant), lambda b: b.jobs(query))
     out.print(_jobs_table(found))
 
 

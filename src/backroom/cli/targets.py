@@ -1,8 +1,9 @@
 """Where the CLI's job commands send their work: the local store, or a server.
 
 Both backends answer with the API's plain-data job documents, so the commands print
-the same thing either way. `open_backend` picks one: `--url` (or BACKROOM_URL)
-means a server, reached with `--api-key`; otherwise the database of `--db`.
+the same thing either way; the local one works through `backroom.service`, as the API
+does. `open_backend` picks one: `--url` (or BACKROOM_URL) means a server, reached with
+`--api-key`; otherwise the database of `--db`.
 """
 
 from __future__ import annotations
@@ -10,14 +11,18 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from http import HTTPStatus
 from typing import Any, Protocol
 
 from backroom.app import App
 from backroom.client.async_client import AsyncClient
 from backroom.config import Settings
-from backroom.core.job import JSON, JobState
-from backroom.service.documents import job_document
-from backroom.store import JobFilter, RedriveFilter
+from backroom.core.job import DEFAULT_TENANT, JobState
+from backroom.service import cancel, jobs, redrive, submit
+from backroom.service.callers import Caller
+from backroom.service.jobs import JobQuery
+from backroom.service.replies import Reply
+from backroom.service.submit import Submission, SubmitPolicy
 
 Document = dict[str, Any]
 DocumentUpdate = Callable[[Document], None]
@@ -32,40 +37,22 @@ class CliError(Exception):
     """An error to show as one line, with exit status 1."""
 
 
-@dataclass(frozen=True, slots=True)
-class SubmitArgs:
-    """A job as the `submit` command describes it."""
-
-    task: str
-    input: JSON
-    key: str | None = None
-    queue: str | None = None
-    priority: int = 0
-    max_attempts: int | None = None
-    delay_s: float = 0
-
-
-@dataclass(frozen=True, slots=True)
-class Listing:
-    """Which jobs a listing command wants."""
-
-    states: Sequence[JobState] = ()
-    queue: str | None = None
-    task: str | None = None
-    limit: int = 50
+LOCAL_ADMIN = Caller(DEFAULT_TENANT, admin=True)
+"""Who the CLI acts as on a local database without `--tenant`: an admin, who sees every
+tenant's jobs and submits as the default tenant."""
 
 
 class JobBackend(Protocol):
     """The job operations the CLI needs, answered as job documents."""
 
-    async def submit(self, args: SubmitArgs) -> tuple[Document, bool]:
+    async def submit(self, submission: Submission) -> tuple[Document, bool]:
         """Submit; the job's document and whether this call created it."""
 
     async def get(self, job_id: int) -> Document:
         """The job's document, with its attempt history."""
 
-    async def jobs(self, listing: Listing) -> list[Document]:
-        """Jobs, newest first."""
+    async def jobs(self, query: JobQuery) -> list[Document]:
+        """One page of jobs, newest first."""
 
     async def cancel(self, job_id: int) -> Document:
         """Cancel the job; its document afterwards."""
@@ -79,50 +66,50 @@ class JobBackend(Protocol):
         """Poll the job until it ends, calling `on_update` with every state seen."""
 
 
+def _answer(reply: Reply) -> Document:
+    """The body of a successful reply; a problem becomes a `CliError` of its detail."""
+    if reply.is_problem:
+        raise CliError(reply.detail)
+    assert isinstance(reply.body, dict)
+    return reply.body
+
+
 class LocalBackend:
-    """Jobs in the database, through the library (`tenant=None`: every tenant)."""
+    """Jobs in the database, through the service's operations, as `caller`."""
 
-    def __init__(self, app: App, tenant: str | None) -> None:
+    def __init__(self, app: App, caller: Caller) -> None:
         self._app = app
-        self._tenant = tenant
+        self._caller = caller
 
-    async def submit(self, args: SubmitArgs) -> tuple[Document, bool]:
-        """Submit through `App.submit` (as `--tenant`, or the default tenant)."""
-        options: dict[str, Any] = {} if self._tenant is None else {"tenant": self._tenant}
-        result = await self._app.submit(
-            args.task,
-            args.input,
-            key=args.key,
-            queue=args.queue,
-            priority=args.priority,
-            max_attempts=args.max_attempts,
-            delay_s=args.delay_s,
-            **options,
-        )
-        return job_document(result.job), result.created
+    async def submit(self, submission: Submission) -> tuple[Document, bool]:
+        """Submit as the caller's tenant (any queue: the local database has no policy)."""
+        reply = await submit.submit_job(self._app, self._caller, submission, SubmitPolicy())
+        return _answer(reply), reply.status == HTTPStatus.ACCEPTED
 
     async def get(self, job_id: int) -> Document:
         """The job's document, with its attempt history."""
-        job = await self._app.get(job_id, self._tenant)
-        return job_document(job, await self._app.attempts(job.id))
+        return _answer(await jobs.get_job(self._app, self._caller, job_id))
 
-    async def jobs(self, listing: Listing) -> list[Document]:
-        """Jobs, newest first."""
-        where = JobFilter(
-            self._tenant, tuple(listing.states), listing.queue, listing.task, limit=listing.limit
-        )
-        return [job_document(job) for job in await self._app.list_jobs(where)]
+    async def jobs(self, query: JobQuery) -> list[Document]:
+        """One page of jobs, newest first."""
+        page = _answer(await jobs.list_jobs(self._app, self._caller, query))
+        return list(page["jobs"])
 
     async def cancel(self, job_id: int) -> Document:
         """Cancel the job; its document afterwards."""
-        return job_document(await self._app.cancel(job_id, self._tenant))
+        return _answer(await cancel.cancel_job(self._app, self._caller, job_id))
 
     async def redrive(
         self, job_ids: Sequence[int], task: str | None, queue: str | None
     ) -> list[int]:
-        """Redrive the named failed jobs, or all of `task`/`queue`; the ids redriven."""
-        where = RedriveFilter(tenant=self._tenant, task=task, queue=queue, job_ids=tuple(job_ids))
-        return [job.id for job in await self._app.redrive(where)]
+        """Redrive the named failed jobs one by one, or all of `task`/`queue` at once."""
+        if not job_ids:
+            bulk = _answer(await redrive.redrive_jobs(self._app, self._caller, task, queue))
+            return list(bulk["job_ids"])
+        return [
+            _answer(await redrive.redrive_job(self._app, self._caller, job_id))["id"]
+            for job_id in job_ids
+        ]
 
     async def wait(self, job_id: int, on_update: DocumentUpdate) -> Document:
         """Poll the store (a worker elsewhere runs the job) until the job ends."""
@@ -142,16 +129,18 @@ class RemoteBackend:
     def __init__(self, client: AsyncClient) -> None:
         self._client = client
 
-    async def submit(self, args: SubmitArgs) -> tuple[Document, bool]:
+    async def submit(self, submission: Submission) -> tuple[Document, bool]:
         """Submit over HTTP (the client adds an idempotency key if none is given)."""
         submitted = await self._client.submit(
-            args.task,
-            args.input,
-            key=args.key,
-            queue=args.queue,
-            priority=args.priority,
-            max_attempts=args.max_attempts,
-            delay_s=args.delay_s,
+            submission.task,
+            submission.input,
+            key=submission.key,
+            queue=submission.queue,
+            priority=submission.priority,
+            max_attempts=submission.max_attempts,
+            timeout_s=submission.timeout_s,
+            delay_s=submission.delay_s,
+            metadata=submission.metadata or None,
         )
         return submitted.job.document, submitted.created
 
@@ -159,13 +148,14 @@ class RemoteBackend:
         """The job's document, with its attempt history."""
         return (await self._client.get(job_id)).document
 
-    async def jobs(self, listing: Listing) -> list[Document]:
-        """Jobs, newest first."""
+    async def jobs(self, query: JobQuery) -> list[Document]:
+        """One page of jobs, newest first."""
         page = await self._client.list(
-            status=listing.states or None,
-            queue=listing.queue,
-            task=listing.task,
-            limit=listing.limit,
+            status=query.states or None,
+            queue=query.queue,
+            task=query.task,
+            cursor=query.cursor,
+            limit=query.limit,
         )
         return [job.document for job in page.jobs]
 
@@ -204,7 +194,8 @@ async def open_backend(target: Target) -> AsyncIterator[JobBackend]:
     url = target.url or settings.url
     if url is None:
         async with App(target.db or settings.database_url) as app:
-            yield LocalBackend(app, target.tenant)
+            caller = LOCAL_ADMIN if target.tenant is None else Caller(target.tenant)
+            yield LocalBackend(app, caller)
         return
     api_key = target.api_key or settings.api_key
     if not url.startswith(("http://", "https://")):

@@ -2,33 +2,20 @@
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
 from decimal import Decimal, InvalidOperation
-from typing import Annotated, TypeVar
+from typing import Annotated
 
 import typer
 from rich.table import Table
 
-from backroom.app import App
+from backroom.cli.local import with_app
 from backroom.cli.options import DbOption, out
 from backroom.cli.targets import CliError
-from backroom.config import Settings
 from backroom.core.usage import DailyBudget
-from backroom.service.api_keys import issue_key
+from backroom.service.api_keys import issue_key, list_tenants, revoke_keys
 from backroom.service.documents import iso, usd_text
 
-T = TypeVar("T")
-
 tenants = typer.Typer(help="Tenants and their API keys.", no_args_is_help=True)
-
-
-def _with_app(db: str | None, action: Callable[[App], Awaitable[T]]) -> T:
-    async def run() -> T:
-        async with App(db or Settings.from_env().database_url) as app:
-            return await action(app)
-
-    return asyncio.run(run())
 
 
 @tenants.command()
@@ -49,7 +36,7 @@ def create(
 ) -> None:
     """Create a tenant (or update its caps) and print a new API key, once."""
     budget = None if daily_budget_usd is None else _daily_budget(daily_budget_usd)
-    tenant, key = _with_app(
+    tenant, key = with_app(
         db,
         lambda app: issue_key(
             app.store, app.clock, name, max_queued=max_queued, admin=admin, daily_budget=budget
@@ -72,10 +59,10 @@ def _daily_budget(text: str) -> DailyBudget:
 
 
 @tenants.command("list")
-def list_tenants(db: DbOption = None) -> None:
+def list_command(db: DbOption = None) -> None:
     """List the tenants and their caps."""
     table = Table("name", "admin", "max queued", "daily budget USD", "created")
-    for tenant in _with_app(db, lambda app: app.store.list_tenants()):
+    for tenant in with_app(db, list_tenants):
         cap = "-" if tenant.max_queued is None else str(tenant.max_queued)
         budget = tenant.daily_budget
         spend = "-" if budget is None else usd_text(budget.limit_pico_usd)
@@ -91,11 +78,7 @@ def revoke(
     db: DbOption = None,
 ) -> None:
     """Revoke every API key of a tenant (its jobs stay)."""
-
-    async def action(app: App) -> int:
-        return await app.store.revoke_keys(name, app.clock.now())
-
-    revoked = _with_app(db, action)
+    revoked = with_app(db, lambda app: revoke_keys(app, name))
     if revoked == 0:
         raise CliError(f"tenant {name!r} has no active keys")
     out.print(f"revoked {revoked} key(s) of tenant {name!r}")

@@ -13,7 +13,19 @@ import secrets
 
 from backroom.clock import Clock
 from backroom.core.usage import DailyBudget
+from backroom.service.context import AppParts
 from backroom.store.protocol import Store, Tenant
+
+__all__ = [
+    "KEY_PREFIX",
+    "Tenant",
+    "generate_api_key",
+    "hash_api_key",
+    "issue_key",
+    "list_tenants",
+    "revoke_keys",
+    "tenant_for_key_hash",
+]
 
 KEY_PREFIX = "br_"
 _KEY_BYTES = 32
@@ -52,3 +64,18 @@ async def issue_key(
     )
     stored = await store.create_tenant(tenant, hash_api_key(key))
     return stored, key
+
+
+async def list_tenants(app: AppParts) -> list[Tenant]:
+    """Every tenant, with its caps."""
+    return await app.store.list_tenants()
+
+
+async def revoke_keys(app: AppParts, name: str) -> int:
+    """Revoke every active key of tenant `name` (its jobs stay); how many were active."""
+    return await app.store.revoke_keys(name, app.clock.now())
+
+
+async def tenant_for_key_hash(app: AppParts, key_hash: str) -> Tenant | None:
+    """The tenant whose active key has this hash (see `hash_api_key`), or None."""
+    return await app.store.tenant_for_key(key_hash)

@@ -1,6 +1,6 @@
 """The service's LLM operations, free of any web framework: lanes and usage reports.
 
-Like `backroom.service.jobs`, each takes the `App` and a `Caller` and returns a `Reply`.
+Like every operation, each takes the `App` and a `Caller` and returns a `Reply`.
 Lanes are shared by every tenant, so only an admin sees them; a usage report covers
 the caller's own tenant, or every tenant for an admin.
 """
@@ -10,12 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from backroom.app import App
 from backroom.core.lanes import CREDIT_PER_UNIT
 from backroom.core.usage import UsageTotals
+from backroom.service.callers import Caller
+from backroom.service.context import AppParts
 from backroom.service.documents import iso, usage_document
-from backroom.service.jobs import Caller, Reply, invalid_field, problem
+from backroom.service.replies import Reply, invalid_field, problem
 from backroom.store.records import LaneStatus, UsageGroup, UsageGrouping, UsageQuery
+
+__all__ = ["UsageGrouping", "UsageRange", "lane_document", "list_lanes", "usage_report"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,7 +52,7 @@ def lane_document(lane: LaneStatus, now: int) -> dict[str, Any]:
     }
 
 
-async def list_lanes(app: App, caller: Caller) -> Reply:
+async def list_lanes(app: AppParts, caller: Caller) -> Reply:
     """Every lane as every worker sees it now (admin only: lanes span tenants)."""
     if not caller.admin:
         return problem(403, "only an admin may see the lanes, which every tenant shares")
@@ -62,7 +65,7 @@ def _group_document(group: UsageGroup, grouping: UsageGrouping) -> dict[str, Any
     return {"tenant": group.tenant, str(grouping): group.key, **usage_document(group.totals)}
 
 
-async def usage_report(app: App, caller: Caller, asked: UsageRange) -> Reply:
+async def usage_report(app: AppParts, caller: Caller, asked: UsageRange) -> Reply:
     """Tokens and cost of the caller's calls (an admin's: every tenant's) in the range."""
     if asked.until <= asked.since:
         return invalid_field(("query", "to"), "must be later than `from`")

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
 from backroom.core.job import JobState
-from backroom.service.jobs import Submission
+from backroom.service.submit import Submission
 
 
 def _encodable(value: str) -> str:
@@ -60,10 +60,11 @@ class SubmitRequest(BaseModel):
         default_factory=dict, description="Free-form labels stored with the job."
     )
 
-    def to_submission(self) -> Submission:
-        """The framework-free form the service takes."""
+    def to_submission(self, key: str | None) -> Submission:
+        """The framework-free form the service takes, with the request's Idempotency-Key."""
         return Submission(
             task=self.task,
+            key=key,
             input=self.input,
             queue=self.queue,
             priority=self.priority,

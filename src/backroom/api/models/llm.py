@@ -9,7 +9,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from backroom.store.records import UsageGrouping
+from backroom.service.llm import UsageGrouping
 
 
 class LaneLimitsDocument(BaseModel):

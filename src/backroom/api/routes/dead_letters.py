@@ -11,8 +11,9 @@ from backroom.api.models.jobs import JobDocument, JobPage, Name, RedriveRequest,
 from backroom.api.responses import problem_responses, to_response
 from backroom.api.routes.jobs import Cursor, JobId, Limit
 from backroom.app import App
-from backroom.service import jobs as service
-from backroom.service.jobs import Caller, JobQuery
+from backroom.service import jobs, redrive
+from backroom.service.callers import Caller
+from backroom.service.jobs import JobQuery
 
 
 def dead_letters_router(app: App, authenticate: Authenticator) -> APIRouter:
@@ -34,7 +35,7 @@ def dead_letters_router(app: App, authenticate: Authenticator) -> APIRouter:
         limit: Limit = 50,
     ) -> Response:
         query = JobQuery((), queue, task, cursor, limit)
-        return to_response(await service.list_dead_letters(app, caller, query))
+        return to_response(await jobs.list_dead_letters(app, caller, query))
 
     @router.post(
         "/redrive",
@@ -46,7 +47,7 @@ def dead_letters_router(app: App, authenticate: Authenticator) -> APIRouter:
         caller: CallerDependency, body: Annotated[RedriveRequest | None, Body()] = None
     ) -> Response:
         where = body or RedriveRequest()
-        return to_response(await service.redrive_jobs(app, caller, where.task, where.queue))
+        return to_response(await redrive.redrive_jobs(app, caller, where.task, where.queue))
 
     @router.post(
         "/{job_id}/redrive",
@@ -55,6 +56,6 @@ def dead_letters_router(app: App, authenticate: Authenticator) -> APIRouter:
         responses=problem_responses(401, 404, 409, 422),
     )
     async def redrive_one(job_id: JobId, caller: CallerDependency) -> Response:
-        return to_response(await service.redrive_job(app, caller, job_id))
+        return to_response(await redrive.redrive_job(app, caller, job_id))
 
     return router

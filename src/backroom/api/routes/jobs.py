@@ -12,8 +12,11 @@ from backroom.api.models.jobs import JobDocument, JobPage, Name, SubmitRequest
 from backroom.api.responses import problem_responses, to_response
 from backroom.app import App
 from backroom.core.job import JobState
-from backroom.service import jobs as service
-from backroom.service.jobs import Caller, JobQuery, SubmitPolicy
+from backroom.service import cancel, jobs, submit
+from backroom.service.callers import Caller
+from backroom.service.jobs import JobQuery
+from backroom.service.replies import invalid_field
+from backroom.service.submit import SubmitPolicy
 
 MAX_JOB_ID = 2**63 - 1
 CURSOR_PATTERN = r"^[1-9][0-9]{0,17}$"
@@ -64,8 +67,9 @@ def jobs_router(app: App, authenticate: Authenticator, policy: SubmitPolicy) -> 
             try:
                 key = parse_idempotency_key(idempotency_key)
             except InvalidIdempotencyKey as error:
-                return to_response(service.invalid_field(("header", "Idempotency-Key"), str(error)))
-        return to_response(await service.submit_job(app, caller, body.to_submission(), key, policy))
+                return to_response(invalid_field(("header", "Idempotency-Key"), str(error)))
+        submission = body.to_submission(key)
+        return to_response(await submit.submit_job(app, caller, submission, policy))
 
     @router.get(
         "",
@@ -82,7 +86,7 @@ def jobs_router(app: App, authenticate: Authenticator, policy: SubmitPolicy) -> 
         limit: Limit = 50,
     ) -> Response:
         query = JobQuery(tuple(status or ()), queue, task, cursor, limit)
-        return to_response(await service.list_jobs(app, caller, query))
+        return to_response(await jobs.list_jobs(app, caller, query))
 
     @router.get(
         "/{job_id}",
@@ -91,7 +95,7 @@ def jobs_router(app: App, authenticate: Authenticator, policy: SubmitPolicy) -> 
         responses=problem_responses(401, 404, 422),
     )
     async def get_job(job_id: JobId, caller: CallerDependency) -> Response:
-        return to_response(await service.get_job(app, caller, job_id))
+        return to_response(await jobs.get_job(app, caller, job_id))
 
     @router.post(
         "/{job_id}/cancel",
@@ -107,6 +111,6 @@ def jobs_router(app: App, authenticate: Authenticator, policy: SubmitPolicy) -> 
         },
     )
     async def cancel_job(job_id: JobId, caller: CallerDependency) -> Response:
-        return to_response(await service.cancel_job(app, caller, job_id))
+        return to_response(await cancel.cancel_job(app, caller, job_id))
 
     return router

@@ -13,9 +13,8 @@ from backroom.api.responses import problem_responses, to_response
 from backroom.app import App
 from backroom.core.usage import day_start, next_day_start
 from backroom.service import llm as service_llm
-from backroom.service.jobs import Caller
-from backroom.service.llm import UsageRange
-from backroom.store.records import UsageGrouping
+from backroom.service.callers import Caller
+from backroom.service.llm import UsageGrouping, UsageRange
 
 
 def _epoch_ms(moment: datetime) -> int:

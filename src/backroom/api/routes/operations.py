@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Response
-from prometheus_client import CONTENT_TYPE_LATEST
 
-from backroom.api.metrics import render_metrics
 from backroom.api.models.jobs import Status
 from backroom.api.responses import problem_responses, to_response
 from backroom.app import App
-from backroom.service import jobs as service
+from backroom.service import health
+from backroom.service.metrics import METRICS_MEDIA_TYPE, exposition
 
 
 def operations_router(app: App) -> APIRouter:
@@ -18,7 +17,7 @@ def operations_router(app: App) -> APIRouter:
 
     @router.get("/healthz", response_model=Status, summary="The process is up")
     async def healthz() -> Response:
-        return to_response(service.health())
+        return to_response(health.health())
 
     @router.get(
         "/readyz",
@@ -27,7 +26,7 @@ def operations_router(app: App) -> APIRouter:
         responses=problem_responses(503),
     )
     async def readyz() -> Response:
-        return to_response(await service.readiness(app))
+        return to_response(await health.readiness(app))
 
     @router.get(
         "/metrics",
@@ -36,7 +35,6 @@ def operations_router(app: App) -> APIRouter:
         responses={200: {"content": {"text/plain": {"schema": {"type": "string"}}}}},
     )
     async def metrics() -> Response:
-        stats = await app.store.stats(app.clock.now())
-        return Response(render_metrics(stats), media_type=CONTENT_TYPE_LATEST)
+        return Response(await exposition(app), media_type=METRICS_MEDIA_TYPE)
 
     return router

@@ -1,4 +1,4 @@
-"""`GET /metrics`: queue health in the Prometheus text format, from `Store.stats`.
+"""Queue health in the Prometheus text format (`GET /metrics`), from `Store.stats`.
 
 A fresh registry per scrape (no process-wide globals): the numbers come from the
 store, so every server process reports the same, whole picture.
@@ -6,9 +6,13 @@ store, so every server process reports the same, whole picture.
 
 from __future__ import annotations
 
-from prometheus_client import CollectorRegistry, Gauge, generate_latest
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Gauge, generate_latest
 
-from backroom.store.protocol import QueueStats
+from backroom.service.context import AppParts
+from backroom.store import QueueStats
+
+METRICS_MEDIA_TYPE = CONTENT_TYPE_LATEST
+"""The media type of what `exposition` renders."""
 
 _STATES = ("queued", "running", "succeeded", "failed", "cancelled")
 
@@ -37,3 +41,8 @@ def render_metrics(stats: list[QueueStats]) -> bytes:
         oldest.labels(entry.queue).set((entry.oldest_queued_age_ms or 0) / 1000)
         failure_rate.labels(entry.queue).set(entry.failure_rate)
     return generate_latest(registry)
+
+
+async def exposition(app: AppParts) -> bytes:
+    """The Prometheus exposition of the store's queues as of now."""
+    return render_metrics(await app.store.stats(app.clock.now()))

@@ -1,0 +1,21 @@
+"""Is the service up, and can it reach its store?"""
+
+from __future__ import annotations
+
+from backroom.core.errors import StoreError
+from backroom.service.context import AppParts
+from backroom.service.replies import Reply, problem
+
+
+async def readiness(app: AppParts) -> Reply:
+    """200 when the store answers a query, 503 when it does not."""
+    try:
+        await app.store.get(0)
+    except StoreError as error:
+        return problem(503, f"the store is unreachable: {error}", kind="store-unavailable")
+    return Reply(200, {"status": "ready"})
+
+
+def health() -> Reply:
+    """The process is up and serving requests."""
+    return Reply(200, {"status": "ok"})

@@ -1,0 +1,36 @@
+"""Looking after the database itself: its schema version, and pruning old jobs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+from backroom.core.errors import ConfigError
+from backroom.core.job import JobState
+from backroom.runtime.retention import prune_finished
+from backroom.service.context import AppParts
+
+
+@runtime_checkable
+class _VersionedStore(Protocol):
+    """A store that can say which migration its schema is at (every built-in one can)."""
+
+    async def schema_version(self) -> int:
+        """The number of the newest migration applied; 0 before the first."""
+
+
+async def schema_version(app: AppParts) -> int:
+    """The newest migration applied to the app's store (`ConfigError` if it cannot say)."""
+    store = app.store
+    if not isinstance(store, _VersionedStore):
+        raise ConfigError("this store cannot report its schema version")
+    return await store.schema_version()
+
+
+async def prune(
+    app: AppParts, older_than_ms: int, states: Sequence[JobState], batch: int
+) -> tuple[int, int]:
+    """Delete jobs in `states` that finished more than `older_than_ms` ago, `batch` per
+    transaction; how many, and the cutoff time (ms since the epoch)."""
+    cutoff = app.clock.now() - older_than_ms
+    return await prune_finished(app.store, cutoff, states, batch), cutoff

@@ -1,0 +1,207 @@
+"""Submitting a job: a `Submission` checked, built into the `NewJob` the store takes,
+and stored; for a caller, answered as a `Reply`.
+
+`App.submit` and `App.new_job` delegate here (`enqueue`, `build_job`), so a submission
+is shaped into a job in one place whether it comes from the library, the CLI or the API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from backroom.core.errors import ConfigError, IdempotencyConflict, QueueFull
+from backroom.core.idempotency import fingerprint
+from backroom.core.job import DEFAULT_QUEUE, DEFAULT_TENANT, JSON, NewJob, SubmitResult
+from backroom.core.usage import DailyBudget, day_start, next_day_start
+from backroom.service.callers import Caller
+from backroom.service.context import AppParts
+from backroom.service.documents import job_document, usd_text
+from backroom.service.replies import Reply, invalid_field, job_location, problem
+from backroom.tasks import Task
+
+
+@dataclass(frozen=True, slots=True)
+class Submission:
+    """A job as a client asks for it: the fields of `POST /v1/jobs` and its
+    Idempotency-Key, the arguments of `App.submit` and of `backroom submit`."""
+
+    task: str
+    input: JSON
+    key: str | None = None
+    queue: str | None = None
+    priority: int = 0
+    max_attempts: int | None = None
+    timeout_s: float | None = None
+    delay_s: float = 0
+    metadata: dict[str, JSON] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class SubmitPolicy:
+    """The rules a submission is checked against besides its own fields: the queues
+    it may name (None: any) and how long a tenant at its cap is told to wait."""
+
+    queues: Collection[str] | None = None
+    full_retry_after_s: int = 5
+
+
+def build_job(
+    app: AppParts,
+    submission: Submission,
+    *,
+    tenant: str = DEFAULT_TENANT,
+    max_active: int | None = None,
+) -> NewJob:
+    """Validate `submission` and build the `NewJob` the store takes.
+
+    `max_active` caps the tenant's queued and running jobs (`QueueFull` beyond it).
+    Raises `ConfigError` for a task the app does not have (when it has any), and
+    `ValueError` for attempts below 1, a negative delay or a timeout not above 0.
+    """
+    known = app.tasks.get(submission.task)
+    if known is None and app.tasks:
+        names = ", ".join(app.tasks.names())
+        raise ConfigError(f"unknown task {submission.task!r}; known: {names}")
+    queue = submission.queue or (known.queue if known and known.queue else DEFAULT_QUEUE)
+    policy = known.retry if known is not None and known.retry is not None else app.retry
+    attempts = submission.max_attempts or policy.max_attempts
+    timeout_s, delay_s = submission.timeout_s, submission.delay_s
+    if attempts < 1 or delay_s < 0 or (timeout_s is not None and timeout_s <= 0):
+        raise ValueError("max_attempts must be >= 1, delay_s >= 0 and timeout_s > 0")
+    return NewJob(
+        task=submission.task,
+        input=submission.input,
+        run_at=app.clock.now() + round(delay_s * 1000),
+        tenant=tenant,
+        queue=queue,
+        priority=submission.priority,
+        max_attempts=attempts,
+        timeout_ms=None if timeout_s is None else round(timeout_s * 1000),
+        idempotency_key=submission.key,
+        fingerprint=_fingerprint(submission, queue, attempts),
+        metadata=dict(submission.metadata),
+        max_active=max_active,
+        lane=_lane_name(known, submission.input),
+    )
+
+
+def _fingerprint(submission: Submission, queue: str, attempts: int) -> str | None:
+    """What a repeat of the key must match: the task, input and options as resolved."""
+    if submission.key is None:
+        return None
+    options: dict[str, Any] = {
+        "queue": queue,
+        "priority": submission.priority,
+        "max_attempts": attempts,
+        "timeout_s": submission.timeout_s,
+        "delay_s": submission.delay_s,
+        "metadata": submission.metadata,
+    }
+    return fingerprint(submission.task, submission.input, options)
+
+
+def _lane_name(task: Task | None, input: JSON) -> str | None:
+    """The lane a job of `task` with `input` runs in, if any."""
+    if task is None or task.lane is None:
+        return None
+    request = task.lane(input)
+    return None if request is None else request.lane
+
+
+async def enqueue(
+    app: AppParts,
+    submission: Submission,
+    *,
+    tenant: str = DEFAULT_TENANT,
+    max_active: int | None = None,
+) -> SubmitResult:
+    """Store the job; with a key, a repeat returns the first job (`created=False`).
+
+    Raises `IdempotencyConflict` when the key was used with a different submission,
+    and `QueueFull` when the tenant is at `max_active`.
+    """
+    job = build_job(app, submission, tenant=tenant, max_active=max_active)
+    return await app.store.submit(job, app.clock.now())
+
+
+async def submit_job(
+    app: AppParts, caller: Caller, submission: Submission, policy: SubmitPolicy
+) -> Reply:
+    """Create a job (202), or replay the one the submission's key already names (200).
+
+    The store checks the tenant's cap in the transaction that would insert the job,
+    after the idempotency key: a replay is answered even at the cap, and a refused
+    submission (429) stores nothing, so its key stays unused. A new job in a lane (an
+    LLM call) is refused (429) while its tenant's daily budget is spent; a replay is not.
+    """
+    invalid = _invalid(app, submission, policy)
+    if invalid is not None:
+        return invalid
+    new = build_job(app, submission, tenant=caller.tenant, max_active=caller.max_queued)
+    spent = None
+    if caller.daily_budget is not None and new.lane is not None:
+        spent = await _budget_spent(app, caller, caller.daily_budget)
+        if spent is not None:
+            # A spent budget admits no new job: a cap of zero, which the store checks
+            # after the idempotency key, so a replay of a job already stored is answered.
+            new = replace(new, max_active=0)
+    try:
+        result = await app.store.submit(new, app.clock.now())
+    except QueueFull:
+        return spent or _queue_full(caller, policy)
+    except IdempotencyConflict as conflict:
+        return _key_reused(conflict)
+    headers = {"Location": job_location(result.job.id)}
+    if result.created:
+        return Reply(202, job_document(result.job), headers)
+    return Reply(200, job_document(result.job), {**headers, "Idempotent-Replayed": "true"})
+
+
+def _invalid(app: AppParts, submission: Submission, policy: SubmitPolicy) -> Reply | None:
+    """A 422 for a task the app does not have or a queue the policy does not allow."""
+    if app.tasks and submission.task not in app.tasks:
+        return invalid_field(("body", "task"), f"unknown task {submission.task!r}")
+    queues = policy.queues
+    if submission.queue is not None and queues is not None and submission.queue not in queues:
+        known = ", ".join(sorted(queues))
+        return invalid_field(("body", "queue"), f"unknown queue {submission.queue!r}; use {known}")
+    return None
+
+
+def _key_reused(conflict: IdempotencyConflict) -> Reply:
+    return problem(
+        422,
+        f"Idempotency-Key {conflict.key!r} was already used with a different request body",
+        kind="idempotency-conflict",
+        title="Idempotency key reused",
+        job_id=conflict.job_id,
+    )
+
+
+def _queue_full(caller: Caller, policy: SubmitPolicy) -> Reply:
+    return problem(
+        429,
+        f"tenant {caller.tenant!r} has {caller.max_queued} jobs queued or running, its cap",
+        kind="queue-full",
+        title="Too many queued jobs",
+        headers={"Retry-After": str(policy.full_retry_after_s), "Cache-Control": "no-store"},
+    )
+
+
+async def _budget_spent(app: AppParts, caller: Caller, budget: DailyBudget) -> Reply | None:
+    """A 429 if the caller has spent today's budget (UTC), retried at the next day."""
+    now = app.clock.now()
+    spent = await app.store.spent_pico_usd(caller.tenant, day_start(now), next_day_start(now))
+    if not budget.exhausted(spent):
+        return None
+    wait_s = -(-(next_day_start(now) - now) // 1000)
+    return problem(
+        429,
+        f"tenant {caller.tenant!r} has spent ${usd_text(spent)} of its daily LLM budget of "
+        f"${usd_text(budget.limit_pico_usd)}; it refills at 00:00 UTC",
+        kind="budget-exhausted",
+        title="Daily budget spent",
+        headers={"Retry-After": str(wait_s), "Cache-Control": "no-store"},
+    )
