@@ -23,7 +23,7 @@ from backroom.api import ApiSettings, create_api
 from backroom.app import App
 from backroom.core.job import DEFAULT_TENANT
 from backroom.runtime.worker_config import WorkerConfig
-from backroom.service.api_keys import issue_key
+from backroom.service.api_keys import issue_key, list_tenants
 
 Emit = Callable[[str], None]
 
@@ -115,7 +115,7 @@ def print_welcome(app: App, base_url: str, key: str | None, emit: Emit) -> None:
 
 async def first_start_key(app: App) -> str | None:
     """On a store without tenants, create `default` and return its new key."""
-    if await app.store.list_tenants():
+    if await list_tenants(app):
         return None
     _, key = await issue_key(app.store, app.clock, DEFAULT_TENANT)
     return key
