@@ -105,6 +105,18 @@ class _VirtualTimeLoop(asyncio.SelectorEventLoop):
         self.threads_busy -= 1
 
 
+def in_virtual_time() -> bool:
+    """True when the running event loop is a `SimClock`'s, where waiting costs nothing.
+
+    Nothing outside such a loop can add work unannounced, so a worker there does not
+    poll: it sleeps straight to its next due job or timer.
+    """
+    try:
+        return isinstance(asyncio.get_running_loop(), _VirtualTimeLoop)
+    except RuntimeError:
+        return False
+
+
 class SimClock:
     """Virtual time: `run(main)` runs a coroutine in a world where waiting is free.
 

@@ -30,7 +30,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from backroom.clock import Clock
+from backroom.clock import Clock, in_virtual_time
 from backroom.core.errors import StoreError
 from backroom.core.job import Job
 from backroom.core.retry import ErrorClassifier, RetryPolicy
@@ -80,6 +80,7 @@ class Worker:
             store, clock, retry_after_ms=self.config.poll_interval_ms, done=self._forget
         )
         self._wake = asyncio.Event()
+        self._holding = asyncio.Event()
         self._stopping = False
 
     @property
@@ -147,6 +148,7 @@ class Worker:
         for job in jobs or ():
             held = _Held(job)
             self._running[job.id] = held
+            self._holding.set()
             self._executing += 1
             held.task = asyncio.create_task(self._attempt(held))
         return len(jobs or ())
@@ -159,16 +161,30 @@ class Worker:
             return False
 
     async def _next_poll(self, now: int, claimed: int, free: int) -> int | None:
-        """When to claim again; None means only when woken (a full batch is running)."""
+        """When to claim again; None means only when woken (a full batch is running).
+
+        The poll interval covers work this worker was not told about (another process's
+        submission, a lost notification). In virtual time nothing can arrive that way and
+        a poll only costs an iteration, so the worker sleeps straight to the next due job,
+        lease expiry or `stop_at`, or until its store announces new work.
+        """
         config = self.config
         tick = now + config.poll_interval_ms
         if not config.drain:
             return tick
         if claimed == free:  # every slot is taken: claim again when one frees
             return None
-        due = await self._guarded(self.store.next_wakeup(config.queues))
+        try:
+            due = await self.store.next_wakeup(config.queues)
+        except StoreError as error:
+            log.warning("store call failed, will retry: %s", error)
+            return tick
+        poll = None if in_virtual_time() else tick
+        deadlines = [at for at in (due, poll, config.stop_at) if at is not None]
+        if not deadlines:
+            return None
         # A job due already was just taken by another worker: look again shortly, not at once.
-        return tick if due is None else max(now + _MIN_WAIT_MS, min(tick, due))
+        return max(now + _MIN_WAIT_MS, min(deadlines))
 
     async def _wait(self, deadline: int | None) -> None:
         if deadline is None:
@@ -208,6 +224,8 @@ class Worker:
 
     def _forget(self, job_id: int) -> None:
         self._running.pop(job_id, None)
+        if not self._running:
+            self._holding.clear()
         if not self._running and self.config.burst and self.config.drain:
             self._wake.set()  # the last held job is stored: a burst worker may be done
 
@@ -235,6 +253,9 @@ class Worker:
 
     async def _heartbeat_loop(self) -> None:
         while True:
+            # Idle, it waits for a claim rather than ticking: in virtual time a tick is
+            # an iteration of the loop for nothing.
+            await self._holding.wait()
             await self.clock.sleep(self.config.heartbeat_every_ms)
             if not self._running:
                 continue
