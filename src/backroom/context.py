@@ -55,7 +55,8 @@ class JobContext:
 
         A repeat returns the result stored the first time. If an earlier attempt began
         the effect and died before recording its end, the effect may or may not have
-        happened: `OnceUncertain` is raised rather than risk doing it twice. If the
+        happened: `OnceUncertain` is raised rather than risk doing it twice, and fails
+        the job for good (a redrive, after a person checked, runs it again). If the
         effect raises, nothing is recorded and a later attempt may run it again.
         """
         lease = self._job.lease
@@ -63,10 +64,7 @@ class JobContext:
         if record is not None:
             if record.done:
                 return record.result
-            raise OnceUncertain(
-                f"effect {name!r} of job {self._job.id} began in an earlier attempt "
-                "that did not record its end"
-            )
+            raise OnceUncertain(name, self._job.id)
         try:
             value = effect()
             if inspect.isawaitable(value):

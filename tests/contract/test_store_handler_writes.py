@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from contract_support import T0, running
 
-from backroom.core.outcome import Succeeded
-from backroom.store.protocol import OnceRecord, Store
+from backroom.core.job import ErrorInfo
+from backroom.core.outcome import Failed, Succeeded
+from backroom.store.protocol import OnceRecord, RedriveFilter, Store
 
 
 async def test_progress_and_partial_output_are_stored_on_the_job(store: Store) -> None:
@@ -68,3 +69,19 @@ async def test_once_records_are_kept_per_job(store: Store) -> None:
     await store.once_end(first.lease, "email", 1, T0)
 
     assert await store.once_begin(second.lease, "email", T0) is None
+
+
+async def test_a_redrive_forgets_unfinished_once_entries_and_keeps_finished_ones(
+    store: Store,
+) -> None:
+    job = await running(store, max_attempts=1)
+    await store.once_begin(job.lease, "charge", T0)
+    await store.once_begin(job.lease, "receipt", T0)
+    await store.once_end(job.lease, "receipt", "r-1", T0)
+    await store.finish([(job.lease, Failed(ErrorInfo("OnceUncertain", "check")))], T0 + 1)
+
+    await store.redrive(RedriveFilter(job_ids=[job.id]), T0 + 2)
+    (again,) = await store.claim([], 1, "worker-2", 30_000, T0 + 2)
+
+    assert await store.once_begin(again.lease, "charge", T0 + 3) is None
+    assert await store.once_begin(again.lease, "receipt", T0 + 3) == OnceRecord(True, "r-1")

@@ -22,7 +22,6 @@ PARENTS = [
     (errors.QueueFull, errors.BackroomError),
     (errors.JobNotFound, errors.BackroomError),
     (errors.LeaseLost, errors.BackroomError),
-    (errors.OnceUncertain, errors.BackroomError),
     (errors.ConfigError, errors.BackroomError),
     (errors.StoreError, errors.BackroomError),
     (errors.StoreUnavailable, errors.StoreError),
@@ -30,6 +29,7 @@ PARENTS = [
     (errors.Retryable, errors.JobError),
     (errors.LaneLimited, errors.Retryable),
     (errors.Permanent, errors.JobError),
+    (errors.OnceUncertain, errors.Permanent),
 ]
 
 

@@ -6,7 +6,6 @@ BackroomError
 ├── QueueFull              the tenant has as many active jobs as its cap allows
 ├── JobNotFound            no such job (or not the caller's)
 ├── LeaseLost              the worker no longer holds the job's lease
-├── OnceUncertain          a `ctx.once` effect started but its end was never recorded
 ├── ConfigError            bad settings, URL or task reference
 ├── StoreError             the store failed
 │   └── StoreUnavailable   the store cannot be reached right now
@@ -14,6 +13,7 @@ BackroomError
     ├── Retryable          try again (no earlier than `after_ms`, if given)
     │   └── LaneLimited    the lane's provider refused the call: wait, no attempt used
     └── Permanent          never try again: the job fails at once
+        └── OnceUncertain  a `ctx.once` effect began but its end was never recorded
 """
 
 from __future__ import annotations
@@ -59,14 +59,6 @@ class LeaseLost(BackroomError):
     """The job's lease expired or was taken over; this worker may not write to it."""
 
 
-class OnceUncertain(BackroomError):
-    """A `ctx.once` effect was started by an earlier attempt that never recorded its end.
-
-    The effect may or may not have happened; running it again could repeat it, so the
-    attempt stops here instead. It is a permanent failure unless the handler catches it.
-    """
-
-
 class ConfigError(BackroomError):
     """Invalid configuration: a setting, a database URL, or an `--app` reference."""
 
@@ -105,3 +97,25 @@ class LaneLimited(Retryable):
 
 class Permanent(JobError):
     """The attempt failed and no retry can succeed: the job fails at once."""
+
+
+class OnceUncertain(Permanent):
+    """A `ctx.once` effect was begun by an earlier attempt that never recorded its end.
+
+    The effect may or may not have happened; running it again could repeat it, so the
+    job fails at once (to the dead-letter list) unless the handler catches this. Its
+    message tells a person what to check and how to run the effect again: a redrive
+    forgets the unfinished effect, so it runs again.
+    """
+
+    def __init__(self, name: str, job_id: int) -> None:
+        super().__init__(
+            f"effect {name!r} of job {job_id} began in an earlier attempt that ended "
+            "before recording whether it finished, so it may or may not have happened; "
+            "the job fails rather than risk doing it twice. Check whether "
+            f"{name!r} took effect; if it did not, redrive the job "
+            f"(`backroom redrive {job_id}` or POST /v1/dead-letters/{job_id}/redrive) "
+            "and the effect runs again"
+        )
+        self.name = name
+        self.job_id = job_id

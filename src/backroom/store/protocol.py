@@ -147,7 +147,11 @@ class Store(Protocol):
         """Cancel a queued job now, or ask a running one's worker to stop it."""
 
     async def redrive(self, where: RedriveFilter, now: int) -> list[Job]:
-        """Send failed jobs back to the queue with a fresh attempt budget."""
+        """Send failed jobs back to the queue with a fresh attempt budget.
+
+        Their `once` entries begun but never ended are forgotten, so those effects run
+        again; finished ones keep their results.
+        """
 
     async def prune(self, older_than: int, states: Sequence[JobState], limit: int) -> int:
         """Delete up to `limit` jobs in `states` that finished before `older_than`.

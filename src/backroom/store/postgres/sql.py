@@ -302,6 +302,11 @@ WITH picked AS (
 ), moved AS (
     INSERT INTO job_events (job_id, at, from_state, to_state, reason)
     SELECT id, $1, 'failed', 'queued', $3 FROM redriven
+), forgotten AS (
+    -- A `once` effect begun but never recorded as done is what the person redriving
+    -- has checked (OnceUncertain): it runs again.
+    DELETE FROM once_records
+    WHERE job_id = ANY (ARRAY(SELECT id FROM redriven)) AND NOT done
 ), wake AS (
     SELECT pg_notify($2, '') WHERE EXISTS (SELECT FROM redriven)
 )

@@ -182,6 +182,11 @@ def redrive(connection: sqlite3.Connection, where: RedriveFilter, now: int) -> l
         },
     ).fetchall()
     jobs = sorted((job_from_row(row) for row in rows), key=lambda job: job.id)
+    # An unfinished `once` effect is what the person redriving has checked
+    # (OnceUncertain): it runs again.
+    connection.executemany(
+        "DELETE FROM once_records WHERE job_id = ? AND done = 0", ((job.id,) for job in jobs)
+    )
     record_events(
         connection,
         (JobEvent(job.id, now, JobState.FAILED, JobState.QUEUED, Reason.REDRIVE) for job in jobs),
