@@ -23,91 +23,28 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import os
-import re
-import secrets
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from pathlib import Path
-from urllib.parse import urlsplit
-
-import asyncpg
-from pgqueuer import AsyncpgDriver, Queries, QueueManager
-from pgqueuer.domain.types import QueueExecutionMode
 
 from backroom import App
 from backroom.clock import SystemClock
+from bench.postgres_peers import (
+    pgbench_init,
+    pgbench_tps,
+    pgqueuer_enqueue,
+    pgqueuer_install,
+    pgqueuer_process,
+    raw_claim_and_complete,
+    raw_insert,
+    raw_pickup,
+)
+from bench.postgres_support import BULK, ROOT, Server, execute, fetch_one, timed
 
-ROOT = Path(__file__).resolve().parent.parent
-BULK = 1_000
 BACKROOM_CONCURRENCY = "200"
-PGBENCH_SECONDS = 5
-
-
-# -- scratch databases ------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Server:
-    """The PostgreSQL server under test, and the database to connect to for admin work."""
-
-    url: str
-    admin_db: str
-
-    def database(self, name: str) -> str:
-        return f"{self.url}/{name}"
-
-    @contextlib.asynccontextmanager
-    async def scratch(self, prefix: str) -> AsyncIterator[str]:
-        """A new empty database; its URL; dropped afterwards."""
-        name = f"{prefix}_{secrets.token_hex(4)}"
-        admin = await asyncpg.connect(self.database(self.admin_db))
-        try:
-            await admin.execute(f'CREATE DATABASE "{name}"')
-            yield self.database(name)
-        finally:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-            await admin.close()
-
-
-async def execute(url: str, *statements: str) -> None:
-    """Run statements on a connection of their own."""
-    connection = await asyncpg.connect(url)
-    try:
-        for statement in statements:
-            await connection.execute(statement)
-    finally:
-        await connection.close()
-
-
-async def fetch_one(url: str, query: str) -> asyncpg.Record:
-    connection = await asyncpg.connect(url)
-    try:
-        row = await connection.fetchrow(query)
-    finally:
-        await connection.close()
-    assert row is not None
-    return row
-
-
-async def timed(work: Awaitable[object]) -> float:
-    """Seconds `work` takes."""
-    started = time.perf_counter()
-    await work
-    return time.perf_counter() - started
-
-
-def run_process(command: list[str]) -> float:
-    """Wall seconds from starting `command` to its successful exit."""
-    started = time.perf_counter()
-    subprocess.run(command, cwd=ROOT, check=True)
-    return time.perf_counter() - started
 
 
 # -- backroom ---------------------------------------------------------------------------
@@ -178,211 +115,6 @@ async def backroom_pickup(url: str, samples: int) -> list[float]:
         worker.terminate()
         worker.wait()
     return latencies
-
-
-# -- PgQueuer ---------------------------------------------------------------------------
-
-PGQUEUER_TABLES = "TRUNCATE pgqueuer, pgqueuer_log, pgqueuer_statistics"
-
-
-async def pgqueuer_install(url: str) -> None:
-    connection = await asyncpg.connect(url)
-    try:
-        await Queries(AsyncpgDriver(connection)).install()
-    finally:
-        await connection.close()
-
-
-async def pgqueuer_enqueue(url: str, jobs: int, *, bulk: bool) -> float:
-    """Seconds to enqueue `jobs` no-op jobs into an emptied queue."""
-    await execute(url, PGQUEUER_TABLES)
-    connection = await asyncpg.connect(url)
-    queries = Queries(AsyncpgDriver(connection))
-
-    async def enqueue_all() -> None:
-        if not bulk:
-            for n in range(jobs):
-                await queries.enqueue("noop", str(n).encode())
-            return
-        for first in range(0, jobs, BULK):
-            count = min(BULK, jobs - first)
-            payloads: list[bytes | None] = [str(first + n).encode() for n in range(count)]
-            await queries.enqueue(["noop"] * count, payloads, [0] * count)
-
-    try:
-        return await timed(enqueue_all())
-    finally:
-        await connection.close()
-
-
-async def pgqueuer_process(url: str, jobs: int) -> tuple[float, float]:
-    """(wall seconds, processing window seconds) for one PgQueuer process draining `jobs`."""
-    await pgqueuer_enqueue(url, jobs, bulk=True)
-    await execute(url, "VACUUM ANALYZE pgqueuer")
-    wall = run_process([sys.executable, "-m", "bench.postgres_throughput", "pgqueuer-worker", url])
-    window = await fetch_one(
-        url,
-        "SELECT extract(epoch FROM max(created) FILTER (WHERE status = 'successful')"
-        " - min(created) FILTER (WHERE status = 'picked')) AS seconds,"
-        " count(*) FILTER (WHERE status = 'successful') AS done FROM pgqueuer_log",
-    )
-    if window["done"] != jobs:
-        raise RuntimeError(f"expected {jobs} PgQueuer jobs done, found {window['done']}")
-    return wall, float(window["seconds"])
-
-
-async def pgqueuer_worker(url: str) -> None:
-    """The PgQueuer worker process: its defaults, draining the queue, then exiting."""
-    connection = await asyncpg.connect(url)
-    manager = QueueManager(Queries(AsyncpgDriver(connection)))
-
-    @manager.entrypoint("noop")
-    async def noop(job: object) -> None:
-        return None
-
-    await manager.run(mode=QueueExecutionMode.drain)
-
-
-# -- the physical reference -------------------------------------------------------------
-
-RAW_SCHEMA = """
-DROP TABLE IF EXISTS q;
-CREATE TABLE q (id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, state TEXT NOT NULL,
-                run_at BIGINT NOT NULL, payload TEXT NOT NULL);
-CREATE INDEX q_claim ON q (run_at, id) WHERE state = 'queued';
-"""
-RAW_INSERT = (
-    "INSERT INTO q (state, run_at, payload) SELECT 'queued', 0, payload FROM unnest($1::text[])"
-    " AS payload"
-)
-RAW_CLAIM = """
-UPDATE q SET state = 'running' WHERE id = ANY (ARRAY(
-    SELECT id FROM q WHERE state = 'queued' AND run_at <= 1 ORDER BY run_at, id
-    LIMIT $1 FOR UPDATE SKIP LOCKED))
-RETURNING id
-"""
-RAW_COMPLETE = "UPDATE q SET state = 'done' WHERE id = ANY ($1::bigint[])"
-
-
-async def raw_insert(url: str, jobs: int) -> float:
-    """Seconds to insert `jobs` rows, 1,000 per statement and transaction."""
-    connection = await asyncpg.connect(url)
-    try:
-        await connection.execute(RAW_SCHEMA)
-        payloads = [str(n) for n in range(jobs)]
-
-        async def insert_all() -> None:
-            for first in range(0, jobs, BULK):
-                await connection.execute(RAW_INSERT, payloads[first : first + BULK])
-
-        return await timed(insert_all())
-    finally:
-        await connection.close()
-
-
-async def raw_claim_and_complete(url: str, jobs: int, batch: int = 100) -> float:
-    """Seconds to claim and complete `jobs` rows, `batch` per transaction."""
-    await raw_insert(url, jobs)
-    connection = await asyncpg.connect(url)
-    try:
-
-        async def drain() -> None:
-            while claimed := await connection.fetch(RAW_CLAIM, batch):
-                await connection.execute(RAW_COMPLETE, [row["id"] for row in claimed])
-
-        return await timed(drain())
-    finally:
-        await connection.close()
-
-
-RAW_CHANNEL = "raw_pickup"
-RAW_SUBMIT = f"""
-WITH new AS (INSERT INTO q (state, run_at, payload) VALUES ('queued', 0, $1) RETURNING id)
-SELECT pg_notify('{RAW_CHANNEL}', '') FROM new
-"""
-
-
-async def raw_pickup(url: str, samples: int) -> list[float]:
-    """Milliseconds from an INSERT with NOTIFY to the SKIP LOCKED claim of the new row.
-
-    One process, three connections (submitter, listener, claimer): the floor under the
-    pickup latency of any PostgreSQL queue on this machine.
-    """
-    submitter, listener, claimer = [await asyncpg.connect(url) for _ in range(3)]
-    heard = asyncio.Event()
-    clock = SystemClock()
-    latencies: list[float] = []
-    try:
-        await submitter.execute(RAW_SCHEMA)
-        await listener.add_listener(RAW_CHANNEL, lambda *_: heard.set())
-        for _ in range(samples):
-            await clock.sleep(20)
-            heard.clear()
-            started = time.perf_counter()
-            await submitter.fetch(RAW_SUBMIT, "pickup")
-            await heard.wait()
-            if len(await claimer.fetch(RAW_CLAIM, 1)) != 1:
-                raise RuntimeError("the raw claim found no row")
-            latencies.append((time.perf_counter() - started) * 1000)
-    finally:
-        for connection in (submitter, listener, claimer):
-            await connection.close()
-    return latencies
-
-
-PGBENCH_UPDATE = """\\set aid random(1, 100000 * :scale)
-UPDATE pgbench_accounts SET abalance = abalance + 1 WHERE aid = :aid;
-"""
-
-
-def pgbench_tps(url: str, clients: int) -> float:
-    """pgbench's single-row UPDATE transactions per second with `clients` connections."""
-    parts = urlsplit(url)
-    target = [
-        f"--host={parts.hostname}",
-        f"--port={parts.port or 5432}",
-        f"--username={parts.username}",
-    ]
-    database = parts.path.lstrip("/")
-    with tempfile.NamedTemporaryFile("w", suffix=".sql") as script:
-        script.write(PGBENCH_UPDATE)
-        script.flush()
-        output = subprocess.run(
-            [
-                "pgbench",
-                *target,
-                "--no-vacuum",
-                f"--file={script.name}",
-                f"--client={clients}",
-                f"--jobs={min(clients, os.cpu_count() or 1)}",
-                f"--time={PGBENCH_SECONDS}",
-                database,
-            ],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
-    found = re.search(r"tps = ([\d.]+)", output)
-    if found is None:
-        raise RuntimeError(f"no tps in pgbench's output:\n{output}")
-    return float(found[1])
-
-
-def pgbench_init(url: str) -> None:
-    parts = urlsplit(url)
-    subprocess.run(
-        [
-            "pgbench",
-            f"--host={parts.hostname}",
-            f"--port={parts.port or 5432}",
-            f"--username={parts.username}",
-            "--initialize",
-            "--quiet",
-            parts.path.lstrip("/"),
-        ],
-        check=True,
-        capture_output=True,
-    )
 
 
 # -- the run ----------------------------------------------------------------------------
@@ -537,10 +269,7 @@ def targets(rates: dict[str, float], pickup: list[float]) -> list[str]:
 
 
 def main() -> None:
-    """Run every row and print markdown tables; or, internally, be a PgQueuer worker."""
-    if sys.argv[1:2] == ["pgqueuer-worker"]:
-        asyncio.run(pgqueuer_worker(sys.argv[2]))
-        return
+    """Run every row and print markdown tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)

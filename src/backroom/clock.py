@@ -44,6 +44,11 @@ class SystemClock:
         await asyncio.sleep(max(0.0, ms) / 1000)
 
 
+def block(seconds: float) -> None:
+    """Hold the calling thread for `seconds` of real time (for code with no event loop)."""
+    time.sleep(max(0.0, seconds))
+
+
 class _VirtualSelector(selectors.DefaultSelector):
     """A selector that jumps virtual time forward instead of waiting, when it may."""
 

@@ -11,7 +11,6 @@ sleep between retries and polls are injectable.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable, Sequence
 from types import TracebackType
 from typing import TypeVar
@@ -33,7 +32,7 @@ from backroom.client.plans import (
     default_headers,
     listing_params,
 )
-from backroom.clock import Clock, SystemClock
+from backroom.clock import Clock, SystemClock, block
 from backroom.core.job import JSON, JobState
 
 T = TypeVar("T")
@@ -53,7 +52,7 @@ class Client:
         transport: httpx.BaseTransport | None = None,
         config: ClientConfig | None = None,
         clock: Clock | None = None,
-        sleep: Callable[[float], None] = time.sleep,
+        sleep: Callable[[float], None] = block,
     ) -> None:
         chosen = config or ClientConfig()
         self._plans = Plans(chosen, (clock or SystemClock()).now)
