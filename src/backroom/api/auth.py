@@ -45,10 +45,14 @@ def authenticator(app: App, admin_key: str | None, key_cache_ms: int) -> Authent
         if admin_key is not None and hmac.compare_digest(key, admin_key.encode()):
             return Caller(ADMIN_TENANT, admin=True)
         digest = hash_api_key(credentials.credentials)
-        tenant = cache.get(digest) or await tenant_for_key_hash(app, digest)
+        tenant = cache.get(digest)
         if tenant is None:
-            raise _unauthorized("the API key is unknown or revoked")
-        cache.put(digest, tenant)
+            tenant = await tenant_for_key_hash(app, digest)
+            if tenant is None:
+                raise _unauthorized("the API key is unknown or revoked")
+            # Remembered only when the store answered: a hit must not extend its own
+            # life, or a key in steady use would outlive its revocation for ever.
+            cache.put(digest, tenant)
         return Caller(
             tenant.name,
             admin=tenant.admin,

@@ -3,7 +3,9 @@
 Looking a key up costs a trip to the store, which on SQLite waits its turn behind
 commits; remembering the answer for a moment spares almost every request that trip.
 The price is written down: a revoked key keeps working in a running server for at
-most `ttl_ms`. Unknown keys are never remembered, so made-up keys cannot fill it.
+most `ttl_ms` after its revocation, however often it is used, because an entry's
+time starts when the store answered and a hit never renews it. Unknown keys are
+never remembered, so made-up keys cannot fill it.
 """
 
 from __future__ import annotations

@@ -1,0 +1,95 @@
+"""A revoked API key stops working within the key cache's time on every API process.
+
+Two API apps share one database (as two `backroom serve` processes would), on SQLite
+and on PostgreSQL. The key is used without pause on both while the tenant's keys are
+revoked through a third app; once the cache time has passed, both answer 401, however
+busy the key was.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from contextlib import AsyncExitStack
+from pathlib import Path
+
+import httpx
+import pytest
+from postgres_schemas import scratch_schema
+
+from backroom import App
+from backroom.api import ApiSettings, create_api
+from backroom.service.api_keys import issue_key
+
+CACHE_MS = 2_000
+STEP_MS = 500
+
+
+class ManualClock:
+    """A clock that moves only when the test moves it."""
+
+    def __init__(self) -> None:
+        self.ms = 1_700_000_000_000
+
+    def now(self) -> int:
+        """The current test time in milliseconds."""
+        return self.ms
+
+    async def sleep(self, ms: float) -> None:
+        """Sleeping moves the clock (nothing here sleeps)."""
+        self.ms += round(ms)
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """One database URL per store."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'keys.db'}"
+        return
+    with scratch_schema(request.getfixturevalue("postgres_url")) as url:
+        yield url
+
+
+async def _open_apps(
+    stack: AsyncExitStack, database_url: str, clock: ManualClock, count: int
+) -> list[App]:
+    apps = []
+    for _ in range(count):
+        apps.append(await stack.enter_async_context(App(database_url, clock=clock)))
+    return apps
+
+
+@pytest.fixture
+async def clients(database_url: str) -> AsyncIterator[tuple[App, ManualClock, list[httpx.AsyncClient]]]:
+    """An admin app, the shared clock, and HTTP clients of two API apps on one database."""
+    clock = ManualClock()
+    async with AsyncExitStack() as stack:
+        admin, *servers = await _open_apps(stack, database_url, clock, 3)
+        clients = []
+        for server in servers:
+            api = create_api(server, ApiSettings(key_cache_ms=CACHE_MS))
+            transport = httpx.ASGITransport(api)
+            client = httpx.AsyncClient(transport=transport, base_url="http://backroom.test")
+            clients.append(await stack.enter_async_context(client))
+        yield admin, clock, clients
+
+
+async def test_a_revoked_key_fails_on_every_server_within_the_cache_time(
+    clients: tuple[App, ManualClock, list[httpx.AsyncClient]],
+) -> None:
+    admin, clock, servers = clients
+    _, key = await issue_key(admin.store, clock, "acme")
+    headers = {"Authorization": f"Bearer {key}"}
+    for server in servers:
+        assert (await server.get("/v1/jobs", headers=headers)).status_code == 200
+
+    await admin.store.revoke_keys("acme", clock.now())
+    revoked_at = clock.now()
+    # Used every half second, as a busy client would: the use must not keep it alive.
+    while clock.now() - revoked_at <= CACHE_MS:
+        for server in servers:
+            response = await server.get("/v1/jobs", headers=headers)
+            assert response.status_code in (200, 401)
+        clock.ms += STEP_MS
+    for server in servers:
+        response = await server.get("/v1/jobs", headers=headers)
+        assert response.status_code == 401, response.text
