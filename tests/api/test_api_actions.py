@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import httpx
+import pytest
 from api_support import Keys, assert_problem, bearer, submit
 
 from backroom import App, run_until_idle
@@ -80,10 +81,32 @@ async def test_a_bulk_redrive_takes_every_failed_job_or_those_of_a_task(
         "/v1/dead-letters/redrive", json={"queue": "batch"}, headers=bearer(keys.acme)
     )
     await run_until_idle(app)
-    everything = await http.post("/v1/dead-letters/redrive", headers=bearer(keys.acme))
+    everything = await http.post(
+        "/v1/dead-letters/redrive", json={"all": True}, headers=bearer(keys.acme)
+    )
 
     assert by_queue.json() == {"redriven": 1, "job_ids": [batch]}
     assert sorted(everything.json()["job_ids"]) == [batch, interactive]
+
+
+@pytest.mark.parametrize(
+    "body",
+    [None, {}, {"all": False}, {"all": "true"}, {"all": True, "task": "boom"}],
+    ids=["no-body", "empty", "all-false", "all-string", "all-and-filter"],
+)
+async def test_a_bulk_redrive_needs_all_true_or_a_filter(
+    http: httpx.AsyncClient, keys: Keys, app: App, body: dict[str, object] | None
+) -> None:
+    """Issue 9, item 6: an empty body once redrove every failed job."""
+    failed = (await submit(http, keys.acme, task="boom")).json()["id"]
+    await run_until_idle(app)
+
+    response = await http.post("/v1/dead-letters/redrive", json=body, headers=bearer(keys.acme))
+
+    assert_problem(response, 422, "validation-error")
+    assert (await http.get(f"/v1/jobs/{failed}", headers=bearer(keys.acme))).json()[
+        "status"
+    ] == "failed"
 
 
 async def test_a_bulk_redrive_refuses_unknown_fields(http: httpx.AsyncClient, keys: Keys) -> None:

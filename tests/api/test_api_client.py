@@ -256,3 +256,12 @@ def test_the_blocking_client_redrives_in_bulk(run: Runner) -> None:
 
     assert ids == [4, 5]
     assert json.loads(seen[0].content) == {"task": "boom", "queue": None}
+
+
+def test_a_bulk_redrive_without_a_filter_says_all(run: Runner) -> None:
+    seen: list[httpx.Request] = []
+    answers: list[Answer] = [httpx.Response(200, json={"redriven": 1, "job_ids": [4]})]
+
+    run(scripted(answers, seen), FakeClock(), lambda c: c.redrive_all())
+
+    assert json.loads(seen[0].content) == {"all": True}

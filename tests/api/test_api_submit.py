@@ -89,6 +89,11 @@ async def test_an_invalid_idempotency_key_is_refused(
         ({"task": "echo", "input": 1, "delay_s": -1}, ["body", "delay_s"]),
         ({"task": "echo", "input": 1, "colour": "red"}, ["body", "colour"]),
         ({"task": "ec\u0000ho", "input": 1}, ["body", "task"]),
+        # Issue 9, item 7: lax coercions that once passed.
+        ({"task": "echo", "input": 1, "priority": True}, ["body", "priority"]),
+        ({"task": "echo", "input": 1, "priority": 1.0}, ["body", "priority"]),
+        ({"task": "echo", "input": 1, "max_attempts": True}, ["body", "max_attempts"]),
+        ({"task": "echo", "input": 1, "timeout_s": 1e-9}, ["body", "timeout_s"]),
     ],
 )
 async def test_an_invalid_body_names_the_field(

@@ -39,7 +39,7 @@ async def test_another_tenants_job_is_not_found_anywhere(
     assert_problem(await http.post(f"/v1/dead-letters/{failed}/redrive", headers=other), 404)
     assert (await http.get("/v1/jobs", headers=other)).json()["jobs"] == []
     assert (await http.get("/v1/dead-letters", headers=other)).json()["jobs"] == []
-    bulk = await http.post("/v1/dead-letters/redrive", headers=other)
+    bulk = await http.post("/v1/dead-letters/redrive", json={"all": True}, headers=other)
     assert bulk.json() == {"redriven": 0, "job_ids": []}
     mine = await http.get(f"/v1/jobs/{failed}", headers=bearer(keys.acme))
     assert mine.json()["status"] == "failed"

@@ -21,6 +21,7 @@ from backroom.api import ApiSettings, create_api
 from backroom.service.api_keys import issue_key
 
 CACHE_MS = 2_000
+Servers = tuple["App", "ManualClock", list[httpx.AsyncClient]]
 STEP_MS = 500
 
 
@@ -59,7 +60,7 @@ async def _open_apps(
 
 
 @pytest.fixture
-async def clients(database_url: str) -> AsyncIterator[tuple[App, ManualClock, list[httpx.AsyncClient]]]:
+async def clients(database_url: str) -> AsyncIterator[Servers]:
     """An admin app, the shared clock, and HTTP clients of two API apps on one database."""
     clock = ManualClock()
     async with AsyncExitStack() as stack:
@@ -74,7 +75,7 @@ async def clients(database_url: str) -> AsyncIterator[tuple[App, ManualClock, li
 
 
 async def test_a_revoked_key_fails_on_every_server_within_the_cache_time(
-    clients: tuple[App, ManualClock, list[httpx.AsyncClient]],
+    clients: Servers,
 ) -> None:
     admin, clock, servers = clients
     _, key = await issue_key(admin.store, clock, "acme")

@@ -12,7 +12,7 @@ from pydantic.json_schema import models_json_schema
 from backroom.api.auth import authenticator
 from backroom.api.body_limit import BodyLimit
 from backroom.api.models.jobs import Problem
-from backroom.api.problems import install_problem_handlers
+from backroom.api.problems import index_methods, install_problem_handlers
 from backroom.api.routes.dead_letters import dead_letters_router
 from backroom.api.routes.jobs import jobs_router
 from backroom.api.routes.llm import llm_router
@@ -38,15 +38,23 @@ def create_api(app: App, settings: ApiSettings | None = None) -> FastAPI:
         version=version("backroom"),
         description=DESCRIPTION,
         redoc_url=None,
+        # Starlette's slash redirect builds its Location from the client's Host header:
+        # `/v1/jobs/` is a 404 here rather than a redirect to wherever Host points.
+        redirect_slashes=False,
     )
     install_problem_handlers(api)
     api.add_middleware(BodyLimit, max_bytes=chosen.max_body_bytes)
     authenticate = authenticator(app, chosen.admin_key, chosen.key_cache_ms)
     policy = SubmitPolicy(chosen.queues, chosen.full_retry_after_s)
-    api.include_router(jobs_router(app, authenticate, policy))
-    api.include_router(dead_letters_router(app, authenticate))
-    api.include_router(llm_router(app, authenticate))
-    api.include_router(operations_router(app))
+    routers = [
+        jobs_router(app, authenticate, policy),
+        dead_letters_router(app, authenticate),
+        llm_router(app, authenticate),
+        operations_router(app),
+    ]
+    for router in routers:
+        api.include_router(router)
+    index_methods(api, routers)
     return api
 
 

@@ -8,6 +8,10 @@ the IETF idempotency-key draft defines the header to be.
 from __future__ import annotations
 
 MAX_KEY_LENGTH = 255
+MAX_QUOTED_KEY_LENGTH = 2 + 2 * MAX_KEY_LENGTH
+"""The longest header value: a quoted key whose every character is escaped."""
+KEY_HEADER_PATTERN = r"^[ -~]+$"
+"""Printable ASCII, the only characters a header value may carry a key in."""
 
 
 class InvalidIdempotencyKey(ValueError):

@@ -7,11 +7,15 @@ cannot be reached is a 503; anything unexpected is a bare 500 without a tracebac
 
 from __future__ import annotations
 
+import logging
+import re
+from collections.abc import Iterable
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import APIRouter, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from backroom.api.responses import to_response
@@ -19,6 +23,8 @@ from backroom.core.errors import StoreUnavailable
 from backroom.service.replies import HTTP_TITLES, Reply, invalid_field, problem
 
 STORE_RETRY_AFTER_S = 1
+
+_log = logging.getLogger(__name__)
 
 
 class ProblemError(Exception):
@@ -38,7 +44,28 @@ async def _on_problem(_request: Request, error: Exception) -> JSONResponse:
     return to_response(error.reply)
 
 
-async def _on_http_error(_request: Request, error: Exception) -> JSONResponse:
+def index_methods(api: FastAPI, routers: Iterable[APIRouter]) -> None:
+    """Remember which methods each path of `routers` takes, for the `Allow` of a 405.
+
+    Starlette's 405 names the methods of the first route that matched the path only,
+    and `/v1/jobs` is two routes (GET and POST).
+    """
+    api.state.path_methods = [
+        (route.path_regex, frozenset(route.methods or ()))
+        for router in routers
+        for route in router.routes
+        if isinstance(route, APIRoute)
+    ]
+
+
+def _allowed_methods(request: Request) -> str:
+    path = request.scope["path"]
+    indexed: list[tuple[re.Pattern[str], frozenset[str]]] = request.app.state.path_methods
+    methods = {name for pattern, names in indexed if pattern.match(path) for name in names}
+    return ", ".join(sorted(methods))
+
+
+async def _on_http_error(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, StarletteHTTPException)
     if error.status_code == 400 and isinstance(error.__cause__, ValueError | RecursionError):
         # FastAPI's 400 for a body it could not decode (not UTF-8, nested too deep):
@@ -47,7 +74,10 @@ async def _on_http_error(_request: Request, error: Exception) -> JSONResponse:
         return to_response(invalid_field(("body",), reason))
     title = HTTP_TITLES.get(error.status_code, "Error")
     detail = error.detail if error.detail and error.detail != title else title
-    return to_response(problem(error.status_code, detail, headers=dict(error.headers or {})))
+    headers = dict(error.headers or {})
+    if error.status_code == 405:
+        headers["Allow"] = _allowed_methods(request)
+    return to_response(problem(error.status_code, detail, headers=headers))
 
 
 def _field_error(entry: dict[str, Any]) -> dict[str, Any]:
@@ -67,9 +97,11 @@ async def _on_validation_error(_request: Request, error: Exception) -> JSONRespo
 
 
 async def _on_store_unavailable(_request: Request, error: Exception) -> JSONResponse:
+    # The cause (a database host and port, a file path) is for the server's log only.
+    _log.warning("store unavailable: %s", error)
     reply = problem(
         503,
-        f"the store is unavailable, try again: {error}",
+        "the store is unavailable, try again",
         kind="store-unavailable",
         headers={"Retry-After": str(STORE_RETRY_AFTER_S)},
     )

@@ -202,7 +202,9 @@ class Plans:
 
     def redrive_all(self, task: str | None, queue: str | None) -> Plan[list[int]]:
         """Send every failed job (of `task`, of `queue`) back to the queue; their ids."""
-        step = Send("POST", "/v1/dead-letters/redrive", json={"task": task, "queue": queue})
+        # Without a filter the server wants `all` said out loud (an empty body is a 422).
+        body = {"task": task, "queue": queue} if task or queue else {"all": True}
+        step = Send("POST", "/v1/dead-letters/redrive", json=body)
         document, _ = yield from self.call(step, retry=False)
         return list(document["job_ids"])
 

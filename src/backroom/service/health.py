@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import logging
+
 from backroom.core.errors import StoreError
 from backroom.service.context import AppParts
 from backroom.service.replies import Reply, problem
+
+_log = logging.getLogger(__name__)
 
 
 async def readiness(app: AppParts) -> Reply:
@@ -12,7 +16,9 @@ async def readiness(app: AppParts) -> Reply:
     try:
         await app.store.get(0)
     except StoreError as error:
-        return problem(503, f"the store is unreachable: {error}", kind="store-unavailable")
+        # Public: the cause (a database host and port, a path) goes to the log only.
+        _log.warning("not ready, the store is unreachable: %s", error)
+        return problem(503, "the store is unreachable", kind="store-unavailable")
     return Reply(200, {"status": "ready"})
 
 

@@ -68,8 +68,10 @@ def build_job(
     policy = known.retry if known is not None and known.retry is not None else app.retry
     attempts = submission.max_attempts or policy.max_attempts
     timeout_s, delay_s = submission.timeout_s, submission.delay_s
-    if attempts < 1 or delay_s < 0 or (timeout_s is not None and timeout_s <= 0):
-        raise ValueError("max_attempts must be >= 1, delay_s >= 0 and timeout_s > 0")
+    # A timeout is kept in whole milliseconds: below 1 ms it would round to 0 and every
+    # attempt would time out at once.
+    if attempts < 1 or delay_s < 0 or (timeout_s is not None and timeout_s < 0.001):
+        raise ValueError("max_attempts must be >= 1, delay_s >= 0 and timeout_s >= 0.001")
     return NewJob(
         task=submission.task,
         input=submission.input,

@@ -10,10 +10,22 @@ import json
 from datetime import datetime
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StringConstraints,
+    model_validator,
+)
 
 from backroom.core.job import JobState
 from backroom.service.submit import Submission
+
+MIN_TIMEOUT_S = 0.001
+"""The shortest attempt timeout: jobs keep it in whole milliseconds."""
 
 
 def _encodable(value: str) -> str:
@@ -48,10 +60,17 @@ class SubmitRequest(BaseModel):
     task: Name = Field(description="The registered task to run.")
     input: JsonValue = Field(description="The task's input: any JSON value.")
     queue: Name | None = Field(None, description="The lane; the task's default if omitted.")
-    priority: int = Field(0, ge=-1000, le=1000, description="Higher runs first.")
-    max_attempts: int | None = Field(None, ge=1, le=100, description="Attempts before failing.")
+    # Strict: JSON `true` or `1.5` is not a priority, though Python would take them as 1.
+    priority: StrictInt = Field(0, ge=-1000, le=1000, description="Higher runs first.")
+    max_attempts: StrictInt | None = Field(
+        None, ge=1, le=100, description="Attempts before failing."
+    )
     timeout_s: float | None = Field(
-        None, gt=0, le=86_400, allow_inf_nan=False, description="Limit of one attempt."
+        None,
+        ge=MIN_TIMEOUT_S,
+        le=86_400,
+        allow_inf_nan=False,
+        description="Limit of one attempt, in seconds (at least 0.001: timeouts are kept in ms).",
     )
     delay_s: float = Field(
         0, ge=0, le=31_536_000, allow_inf_nan=False, description="Wait before the first attempt."
@@ -76,12 +95,26 @@ class SubmitRequest(BaseModel):
 
 
 class RedriveRequest(BaseModel):
-    """The body of `POST /v1/dead-letters/redrive`: which failed jobs; all if empty."""
+    """The body of `POST /v1/dead-letters/redrive`: which failed jobs.
+
+    Every failed job is a lot to send back by accident, so it takes `{"all": true}`;
+    otherwise name a task or a queue (or both). An empty body is refused.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
-    task: Name | None = None
-    queue: Name | None = None
+    all: StrictBool = Field(False, description="Redrive every failed job (no filter).")
+    task: Name | None = Field(None, description="Only this task's failed jobs.")
+    queue: Name | None = Field(None, description="Only this queue's failed jobs.")
+
+    @model_validator(mode="after")
+    def _one_choice(self) -> RedriveRequest:
+        filtered = self.task is not None or self.queue is not None
+        if self.all and filtered:
+            raise ValueError('send either {"all": true} or a task/queue filter, not both')
+        if not (self.all or filtered):
+            raise ValueError('name a task or a queue, or send {"all": true} to redrive every job')
+        return self
 
 
 class ErrorDocument(BaseModel):

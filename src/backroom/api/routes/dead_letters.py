@@ -4,7 +4,7 @@
 # local `CallerDependency` alias as a real type, not as a string it cannot resolve.
 from typing import Annotated
 
-from fastapi import APIRouter, Body, Depends, Query, Response
+from fastapi import APIRouter, Depends, Query, Response
 
 from backroom.api.auth import Authenticator
 from backroom.api.models.jobs import JobDocument, JobPage, Name, RedriveRequest, RedriveResult
@@ -43,11 +43,8 @@ def dead_letters_router(app: App, authenticate: Authenticator) -> APIRouter:
         summary="Redrive every failed job (of a task, of a queue)",
         responses=problem_responses(401, 413, 422),
     )
-    async def redrive_all(
-        caller: CallerDependency, body: Annotated[RedriveRequest | None, Body()] = None
-    ) -> Response:
-        where = body or RedriveRequest()
-        return to_response(await redrive.redrive_jobs(app, caller, where.task, where.queue))
+    async def redrive_all(caller: CallerDependency, body: RedriveRequest) -> Response:
+        return to_response(await redrive.redrive_jobs(app, caller, body.task, body.queue))
 
     @router.post(
         "/{job_id}/redrive",

@@ -2,12 +2,19 @@
 
 # No `from __future__ import annotations`: FastAPI must see the route signatures'
 # local `CallerDependency` alias as a real type, not as a string it cannot resolve.
+import re
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Path, Query, Response
+from pydantic import BeforeValidator
 
 from backroom.api.auth import Authenticator
-from backroom.api.headers import InvalidIdempotencyKey, parse_idempotency_key
+from backroom.api.headers import (
+    KEY_HEADER_PATTERN,
+    MAX_QUOTED_KEY_LENGTH,
+    InvalidIdempotencyKey,
+    parse_idempotency_key,
+)
 from backroom.api.models.jobs import JobDocument, JobPage, Name, SubmitRequest
 from backroom.api.responses import problem_responses, to_response
 from backroom.app import App
@@ -20,8 +27,22 @@ from backroom.service.submit import SubmitPolicy
 
 MAX_JOB_ID = 2**63 - 1
 CURSOR_PATTERN = r"^[1-9][0-9]{0,17}$"
+JOB_ID_PATTERN = r"^[1-9][0-9]{0,18}$"
+_CANONICAL_ID = re.compile(JOB_ID_PATTERN)
 
-JobId = Annotated[int, Path(ge=1, le=MAX_JOB_ID, description="The job's id.")]
+
+def _canonical_id(raw: object) -> object:
+    # A job has one URL: `1.0`, `+1`, `01` or ` 1` would otherwise all parse as job 1.
+    if isinstance(raw, str) and not _CANONICAL_ID.match(raw):
+        raise ValueError("a job id is a positive integer in decimal, without a sign or zeros")
+    return raw
+
+
+JobId = Annotated[
+    int,
+    Path(ge=1, le=MAX_JOB_ID, description="The job's id, in decimal without a sign or zeros."),
+    BeforeValidator(_canonical_id),
+]
 Cursor = Annotated[
     str | None, Query(pattern=CURSOR_PATTERN, description="`next_cursor` of the last page.")
 ]
@@ -58,7 +79,13 @@ def jobs_router(app: App, authenticate: Authenticator, policy: SubmitPolicy) -> 
             str | None,
             Header(
                 alias="Idempotency-Key",
-                description='1-255 printable ASCII characters, bare or quoted ("abc").',
+                description=(
+                    '1-255 printable ASCII characters, bare or as a quoted string ("abc", '
+                    'with \\" and \\\\ escapes, so up to 512 characters in all).'
+                ),
+                min_length=1,
+                max_length=MAX_QUOTED_KEY_LENGTH,
+                pattern=KEY_HEADER_PATTERN,
             ),
         ] = None,
     ) -> Response:
