@@ -6,8 +6,8 @@ import dataclasses
 
 from backroom.core import transitions
 from backroom.core.job import AttemptOutcome, ErrorInfo, Job, JobState, NewJob
+from backroom.core.lifecycle import Reason, RunningFacts
 from backroom.core.outcome import Deferred
-from backroom.store.rows import Reason, outcome_write
 
 T0 = 1_700_000_000_000
 LATER = T0 + 5_000
@@ -39,12 +39,17 @@ def test_a_deferred_job_whose_cancel_was_asked_is_cancelled() -> None:
 
 
 def test_the_store_write_refunds_the_attempt_and_marks_its_row() -> None:
-    write = outcome_write(Deferred(LATER, "lane x/y is busy", LIMITED), attempts_left=0, now=T0)
+    write = transitions.finished(
+        Deferred(LATER, "lane x/y is busy", LIMITED),
+        T0,
+        RunningFacts(spent=True, cancel_requested=False),
+    )
 
-    assert write.state is JobState.QUEUED
-    assert (write.run_at, write.attempt_refund, write.keeps_error) == (LATER, 1, True)
-    assert write.attempt_outcome is AttemptOutcome.DEFERRED
-    assert (write.attempt_error, write.next_attempt_at, write.reason) == (
+    assert write.target is JobState.QUEUED
+    assert (write.run_at, write.attempt_change, write.keeps_error) == (LATER, -1, True)
+    assert write.attempt_end is not None
+    assert write.attempt_end.outcome is AttemptOutcome.DEFERRED
+    assert (write.attempt_end.error, write.attempt_end.next_attempt_at, write.reason) == (
         LIMITED,
         LATER,
         "lane x/y is busy",
@@ -52,8 +57,14 @@ def test_the_store_write_refunds_the_attempt_and_marks_its_row() -> None:
 
 
 def test_the_store_write_of_a_cancelled_deferral_cancels() -> None:
-    write = outcome_write(Deferred(LATER, error=LIMITED), 1, T0, cancel_requested=True)
+    write = transitions.finished(
+        Deferred(LATER, error=LIMITED), T0, RunningFacts(spent=False, cancel_requested=True)
+    )
 
-    assert write.state is JobState.CANCELLED
-    assert (write.attempt_outcome, write.attempt_error) == (AttemptOutcome.DEFERRED, LIMITED)
+    assert write.target is JobState.CANCELLED
+    assert write.attempt_end is not None
+    assert (write.attempt_end.outcome, write.attempt_end.error) == (
+        AttemptOutcome.DEFERRED,
+        LIMITED,
+    )
     assert (write.reason, write.finished_at) == (Reason.CANCELLED, T0)

@@ -1,15 +1,12 @@
 """How core values become table rows and back, shared by every SQL backend.
 
 JSON values are stored as compact text; an error is two columns (`error_kind`,
-`error_message`). `outcome_write` says what one attempt's outcome writes to its job
-and attempt rows, so each backend's `finish` only has to turn it into SQL.
+`error_message`). What a transition writes is the core's (`backroom.core.lifecycle`).
 """
 
 from __future__ import annotations
 
-import enum
 import json
-from dataclasses import dataclass
 from typing import Any, Protocol
 
 from backroom.core.job import (
@@ -21,27 +18,8 @@ from backroom.core.job import (
     JobEvent,
     JobState,
 )
-from backroom.core.outcome import (
-    Cancelled,
-    Deferred,
-    Failed,
-    Outcome,
-    Released,
-    RetryAt,
-    Succeeded,
-)
 from backroom.core.usage import DailyBudget
 from backroom.store.protocol import QueueStats, Tenant
-
-
-class Reason(enum.StrEnum):
-    """The reason stored with a transition that has no error or caller's words to tell."""
-
-    SUBMITTED = "submitted"
-    CLAIMED = "claimed"
-    SUCCEEDED = "succeeded"
-    CANCELLED = "cancelled"
-    REDRIVE = "redrive"
 
 
 class Row(Protocol):
@@ -146,114 +124,6 @@ def event_from_row(row: Row) -> JobEvent:
         from_state=None if source is None else JobState(source),
         to_state=JobState(row["to_state"]),
         reason=row["reason"],
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class OutcomeWrite:
-    """What one attempt's outcome writes, mirroring `backroom.core.transitions.finish`.
-
-    The job always loses its lease and gets `state`, `result` and `finished_at`.
-    `run_at=None` keeps the job's due time; `attempt_refund` is taken off its attempt
-    count; the job's error becomes `error` unless `keeps_error`. The attempt row gets
-    `attempt_outcome`, `attempt_error` and `next_attempt_at`; the event gets `reason`.
-    """
-
-    state: JobState
-    attempt_outcome: AttemptOutcome
-    reason: str
-    result: str | None = None
-    error: ErrorInfo | None = None
-    keeps_error: bool = False
-    run_at: int | None = None
-    finished_at: int | None = None
-    attempt_refund: int = 0
-    attempt_error: ErrorInfo | None = None
-    next_attempt_at: int | None = None
-
-
-_QUEUEING_ATTEMPT_OUTCOMES: dict[type[Outcome], AttemptOutcome] = {
-    RetryAt: AttemptOutcome.RETRY,
-    Released: AttemptOutcome.INTERRUPTED,
-    Deferred: AttemptOutcome.DEFERRED,
-}
-"""How an attempt ended, for the outcomes that would queue its job again."""
-
-
-def outcome_write(
-    outcome: Outcome, attempts_left: int, now: int, *, cancel_requested: bool = False
-) -> OutcomeWrite:
-    """The write for `outcome`, ending an attempt of a job with `attempts_left` at `now`.
-
-    A retry asked for with no attempts left fails the job instead: the worker should
-    never ask for one, and failing is the only end that keeps the job's error. A job
-    whose cancellation was asked for while it ran is cancelled rather than queued again.
-    """
-    if cancel_requested and isinstance(outcome, RetryAt | Released | Deferred):
-        return OutcomeWrite(
-            JobState.CANCELLED,
-            _QUEUEING_ATTEMPT_OUTCOMES[type(outcome)],
-            reason=Reason.CANCELLED,
-            keeps_error=True,
-            finished_at=now,
-            attempt_error=None if isinstance(outcome, Released) else outcome.error,
-        )
-    if isinstance(outcome, RetryAt) and attempts_left == 0:
-        outcome = Failed(outcome.error)
-    if isinstance(outcome, Succeeded):
-        return OutcomeWrite(
-            JobState.SUCCEEDED,
-            AttemptOutcome.SUCCEEDED,
-            reason=Reason.SUCCEEDED,
-            result=dump_json(outcome.result),
-            finished_at=now,
-        )
-    if isinstance(outcome, RetryAt):
-        return OutcomeWrite(
-            JobState.QUEUED,
-            AttemptOutcome.RETRY,
-            reason=str(outcome.error),
-            error=outcome.error,
-            run_at=outcome.at,
-            attempt_error=outcome.error,
-            next_attempt_at=outcome.at,
-        )
-    if isinstance(outcome, Failed):
-        return OutcomeWrite(
-            JobState.FAILED,
-            AttemptOutcome.FAILED,
-            reason=str(outcome.error),
-            error=outcome.error,
-            finished_at=now,
-            attempt_error=outcome.error,
-        )
-    if isinstance(outcome, Cancelled):
-        return OutcomeWrite(
-            JobState.CANCELLED,
-            AttemptOutcome.CANCELLED,
-            reason=outcome.reason,
-            keeps_error=True,
-            finished_at=now,
-        )
-    if isinstance(outcome, Deferred):
-        return OutcomeWrite(
-            JobState.QUEUED,
-            AttemptOutcome.DEFERRED,
-            reason=outcome.reason,
-            keeps_error=True,
-            run_at=outcome.run_at,
-            attempt_refund=1,
-            attempt_error=outcome.error,
-            next_attempt_at=outcome.run_at,
-        )
-    return OutcomeWrite(
-        JobState.QUEUED,
-        AttemptOutcome.INTERRUPTED,
-        reason=outcome.reason,
-        keeps_error=True,
-        run_at=now,
-        attempt_refund=1,
-        next_attempt_at=now,
     )
 
 

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 from backroom.store.postgres.lanes import LANE_USE
 
 GET_JOB = "SELECT * FROM jobs WHERE id = $1 AND ($2::text IS NULL OR tenant = $2)"
@@ -95,8 +98,18 @@ SELECT LEAST(
     (SELECT min(lease_expires_at) FROM jobs WHERE state = 'running' {{queue_filter}})
 )
 """
-"""`{queue_filter}` may name $1 (see `postgres_params.queue_filter`).
+"""`{queue_filter}` may name $1 (see `queue_filter`).
 
 A job of a paused lane is due when both it and the pause are; a job of a lane with no
 free slot has no time of its own: the settle that frees one notifies.
 """
+
+
+def queue_filter(queues: Sequence[str], parameter: int) -> tuple[str, list[Any]]:
+    """An `AND queue ...` condition on parameter `$parameter`, and that parameter.
+
+    No queues means every queue (no condition).
+    """
+    if not queues:
+        return "", []
+    return f"AND queue = ANY(${parameter}::text[])", [list(queues)]

@@ -4,8 +4,8 @@ Each call takes a pooled connection for one statement (two when an idempotency k
 repeats, in one transaction for `submit_many`), so no session ever waits in an open
 transaction while the caller works. A claim is one `FOR UPDATE SKIP LOCKED` statement
 that also opens the attempts and logs the events; a batch of outcomes is one statement
-too (see `postgres_sql`). New-work hints travel by LISTEN/NOTIFY (see
-`postgres_listener`).
+too (see `postgres.finish`). New-work hints travel by LISTEN/NOTIFY (see
+`postgres.listener`).
 """
 
 from __future__ import annotations
@@ -24,14 +24,14 @@ from backroom.core.job import (
     SubmitResult,
 )
 from backroom.core.outcome import Outcome
-from backroom.core.transitions import LEASE_EXPIRED
+from backroom.store.postgres import finish as finish_sql
 from backroom.store.postgres import handler_writes as handler_sql
-from backroom.store.postgres import queries, retention, sql, tenants
+from backroom.store.postgres import jobs as jobs_sql
+from backroom.store.postgres import leases as leases_sql
+from backroom.store.postgres import queries, retention, tenants
 from backroom.store.postgres.database import PostgresDatabase, PostgresSettings
 from backroom.store.postgres.listener import NewWorkListener
 from backroom.store.postgres.llm_methods import PostgresLlmMethods
-from backroom.store.postgres.params import finish_columns, lease_columns, queue_filter
-from backroom.store.postgres.submit import submit_jobs
 from backroom.store.protocol import (
     HeartbeatResult,
     JobFilter,
@@ -41,7 +41,6 @@ from backroom.store.protocol import (
     Tenant,
 )
 from backroom.store.rows import (
-    Reason,
     attempt_from_row,
     dump_json,
     dump_nullable_json,
@@ -88,7 +87,7 @@ class PostgresStore(PostgresLlmMethods):
             return capped
         # One statement: it inserts atomically, and a repeated key inserts nothing.
         async with self._database.connection() as connection:
-            (result,) = await submit_jobs(connection, [new], now, self._channel)
+            (result,) = await jobs_sql.submit_jobs(connection, [new], now, self._channel)
         return result
 
     async def submit_many(self, jobs: Sequence[NewJob], now: int) -> list[SubmitResult]:
@@ -96,7 +95,7 @@ class PostgresStore(PostgresLlmMethods):
         if not jobs:
             return []
         async with self._database.connection() as connection, connection.transaction():
-            return await submit_jobs(connection, jobs, now, self._channel)
+            return await jobs_sql.submit_jobs(connection, jobs, now, self._channel)
 
     async def get(self, job_id: int, tenant: str | None = None) -> Job | None:
         """The job, or None if it does not exist or belongs to another tenant."""
@@ -124,80 +123,37 @@ class PostgresStore(PostgresLlmMethods):
         """Take up to `limit` due queued jobs from `queues` (all queues if empty)."""
         if limit <= 0:
             return []
-        queue_order, queue_arguments = (
-            (sql.LISTED_QUEUES, [list(queues)]) if queues else (sql.EVERY_QUEUE, [])
-        )
         async with self._database.connection() as connection:
-            rows = await connection.fetch(
-                sql.CLAIM.format(queue_order=queue_order),
-                now,
-                limit,
-                lease_ms,
-                worker_id,
-                Reason.CLAIMED,
-                *queue_arguments,
-            )
-        return [job_from_row(row) for row in rows]
+            return await leases_sql.claim(connection, queues, limit, worker_id, lease_ms, now)
 
     async def heartbeat(self, leases: Sequence[Lease], lease_ms: int, now: int) -> HeartbeatResult:
         """Extend the leases still held; report the lost ones and pending cancellations."""
         if not leases:
             return HeartbeatResult()
         async with self._database.connection() as connection:
-            rows = await connection.fetch(sql.HEARTBEAT, now, lease_ms, *lease_columns(leases))
-        return HeartbeatResult(
-            lost=frozenset(lease.job_id for lease in leases) - {row["id"] for row in rows},
-            cancel_requested=frozenset(row["id"] for row in rows if row["cancel_requested"]),
-        )
+            return await leases_sql.heartbeat(connection, leases, lease_ms, now)
 
     async def finish(self, results: Sequence[tuple[Lease, Outcome]], now: int) -> list[bool]:
         """Apply each attempt's outcome if its lease is still held; True where applied."""
-        # A lease named twice in one batch applies once: only its first outcome is sent.
-        first_outcomes: dict[tuple[int, int], tuple[Lease, Outcome]] = {}
-        for lease, outcome in results:
-            first_outcomes.setdefault((lease.job_id, lease.token), (lease, outcome))
-        if not first_outcomes:
+        if not results:
             return []
         async with self._database.connection() as connection:
-            rows = await connection.fetch(
-                sql.FINISH, now, self._channel, *finish_columns(list(first_outcomes.values()), now)
-            )
-        return _applied(results, {(row["id"], row["lease_token"]) for row in rows})
+            return await finish_sql.finish(connection, results, now, self._channel)
 
     async def expire_leases(self, now: int, limit: int = 1000) -> list[Job]:
         """Return jobs whose lease expired to the queue (an attempt used) or fail them."""
         async with self._database.connection() as connection:
-            rows = await connection.fetch(
-                sql.EXPIRE_LEASES,
-                now,
-                limit,
-                self._channel,
-                LEASE_EXPIRED.kind,
-                LEASE_EXPIRED.message,
-                str(LEASE_EXPIRED),
-            )
-        return [job_from_row(row) for row in rows]
+            return await finish_sql.expire_leases(connection, now, limit, self._channel)
 
     async def cancel(self, job_id: int, now: int, tenant: str | None = None) -> Job | None:
         """Cancel a queued job now, or ask a running one's worker to stop it."""
         async with self._database.connection() as connection:
-            row = await connection.fetchrow(sql.CANCEL, job_id, now, tenant, Reason.CANCELLED)
-        return None if row is None else job_from_row(row)
+            return await jobs_sql.cancel(connection, job_id, now, tenant)
 
     async def redrive(self, where: RedriveFilter, now: int) -> list[Job]:
         """Send failed jobs back to the queue with a fresh attempt budget."""
         async with self._database.connection() as connection:
-            rows = await connection.fetch(
-                sql.REDRIVE,
-                now,
-                self._channel,
-                Reason.REDRIVE,
-                where.tenant,
-                where.task,
-                where.queue,
-                list(where.job_ids),
-            )
-        return [job_from_row(row) for row in rows]
+            return await jobs_sql.redrive(connection, where, now, self._channel)
 
     async def prune(self, older_than: int, states: Sequence[JobState], limit: int) -> int:
         """Delete up to `limit` jobs in `states` that finished before `older_than`."""
@@ -276,7 +232,7 @@ class PostgresStore(PostgresLlmMethods):
 
     async def next_wakeup(self, queues: Sequence[str]) -> int | None:
         """The earliest queued due time or running lease expiry in `queues`."""
-        condition, arguments = queue_filter(queues, parameter=1)
+        condition, arguments = queries.queue_filter(queues, parameter=1)
         async with self._database.connection() as connection:
             wakeup: int | None = await connection.fetchval(
                 queries.NEXT_WAKEUP.format(queue_filter=condition), *arguments
@@ -311,16 +267,6 @@ class PostgresStore(PostgresLlmMethods):
         listening, so it must be made on a running loop.
         """
         self._listener.add(callback)
-
-
-def _applied(results: Sequence[tuple[Lease, Outcome]], done: set[tuple[int, int]]) -> list[bool]:
-    """True for each result whose lease was in `done`, counting each lease once."""
-    flags = []
-    for lease, _ in results:
-        key = (lease.job_id, lease.token)
-        flags.append(key in done)
-        done.discard(key)
-    return flags
 
 
 def _lease_lost(lease: Lease) -> LeaseLost:

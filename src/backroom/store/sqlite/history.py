@@ -1,12 +1,16 @@
-"""The history tables: attempt rows and transition events, written in batches."""
+"""The history tables: attempt rows and transition events, written in batches.
+
+`record_transitions` is the one place every transition's side rows are written: a
+side effect of every transition (an event today) is added there.
+"""
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
-from backroom.core.job import AttemptOutcome, ErrorInfo, Job, JobEvent
+from backroom.core.job import Job
+from backroom.core.lifecycle import Transition
 from backroom.store.rows import error_columns
 
 _INSERT_EVENT = (
@@ -24,14 +28,20 @@ SET finished_at = ?, outcome = ?, error_kind = ?, error_message = ?, next_attemp
 WHERE job_id = ? AND lease_token = ?
 """
 
+Moved = tuple[int, Transition]
+"""A job id and the transition it went through."""
 
-def record_events(connection: sqlite3.Connection, events: Iterable[JobEvent]) -> None:
-    """Store transitions in the job_events table."""
+Ended = tuple[int, int, Transition]
+"""A job id, the lease token of the attempt a transition ended, and that transition."""
+
+
+def record_transitions(connection: sqlite3.Connection, moved: Iterable[Moved]) -> None:
+    """Log each job's transition in the job_events table."""
     connection.executemany(
         _INSERT_EVENT,
         (
-            (event.job_id, event.at, event.from_state, event.to_state, event.reason)
-            for event in events
+            (job_id, transition.at, transition.source, transition.target, transition.reason)
+            for job_id, transition in moved
         ),
     )
 
@@ -44,30 +54,20 @@ def open_attempts(connection: sqlite3.Connection, claimed: Sequence[Job]) -> Non
     )
 
 
-@dataclass(frozen=True, slots=True)
-class AttemptEnd:
-    """How one attempt, named by its job and lease token, ended."""
-
-    job_id: int
-    lease_token: int
-    outcome: AttemptOutcome
-    error: ErrorInfo | None = None
-    next_attempt_at: int | None = None
-
-
-def close_attempts(connection: sqlite3.Connection, ends: Iterable[AttemptEnd], now: int) -> None:
-    """Record at `now` how each attempt ended."""
+def close_attempts(connection: sqlite3.Connection, ended: Iterable[Ended]) -> None:
+    """Record how each attempt ended, as the transition that ended it says."""
     connection.executemany(
         _CLOSE_ATTEMPT,
         (
             (
-                now,
+                transition.at,
                 end.outcome,
                 *error_columns(end.error),
                 end.next_attempt_at,
-                end.job_id,
-                end.lease_token,
+                job_id,
+                lease_token,
             )
-            for end in ends
+            for job_id, lease_token, transition in ended
+            if (end := transition.attempt_end) is not None
         ),
     )

@@ -6,12 +6,13 @@ import dataclasses
 import sqlite3
 from collections.abc import Sequence
 
+from backroom.core import transitions
 from backroom.core.errors import IdempotencyConflict, QueueFull, StoreError
-from backroom.core.job import Job, JobEvent, JobState, NewJob, SubmitResult
+from backroom.core.job import Job, JobState, NewJob, SubmitResult
 from backroom.core.transitions import new_job
 from backroom.store.protocol import RedriveFilter
-from backroom.store.rows import Reason, dump_json, job_from_row
-from backroom.store.sqlite.history import record_events
+from backroom.store.rows import dump_json, error_columns, job_from_row
+from backroom.store.sqlite.history import record_transitions
 from backroom.store.sqlite.queries import count_active, get_job
 
 _INSERT_JOB = """
@@ -22,11 +23,13 @@ VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 
 _FIND_BY_KEY = "SELECT * FROM jobs WHERE tenant = ? AND idempotency_key = ?"
 
+# A redrive resets the attempt count and the cancellation flag, and sets the error.
 _REDRIVE = """
 UPDATE jobs
-SET state = 'queued', attempt = 0, run_at = :now, finished_at = NULL, error_kind = NULL,
-    error_message = NULL, cancel_requested = 0, updated_at = :now
-WHERE state = 'failed'
+SET state = :target, attempt = 0, run_at = :run_at, finished_at = :finished_at,
+    error_kind = :error_kind, error_message = :error_message, cancel_requested = 0,
+    updated_at = :at
+WHERE state = :source
   AND (:tenant IS NULL OR tenant = :tenant)
   AND (:task IS NULL OR task = :task)
   AND (:queue IS NULL OR queue = :queue)
@@ -101,10 +104,8 @@ def submit_many(
     for new in jobs:
         submission.add(new)
     inserted = _insert_jobs(connection, submission.inserts, now)
-    record_events(
-        connection,
-        (JobEvent(job.id, now, None, JobState.QUEUED, Reason.SUBMITTED) for job in inserted),
-    )
+    transition = transitions.submitted(now)
+    record_transitions(connection, ((job.id, transition) for job in inserted))
     return [
         SubmitResult(pick.stored or inserted[pick.inserted], pick.created)
         for pick in submission.picks
@@ -157,23 +158,29 @@ def cancel(connection: sqlite3.Connection, job_id: int, now: int, tenant: str | 
             (now, job_id),
         ).fetchone()
         return job_from_row(row)
+    transition = transitions.cancelled(now)
     row = connection.execute(
-        "UPDATE jobs SET state = 'cancelled', finished_at = ?, updated_at = ? "
-        "WHERE id = ? RETURNING *",
-        (now, now, job_id),
+        "UPDATE jobs SET state = ?, finished_at = ?, updated_at = ? WHERE id = ? RETURNING *",
+        (transition.target, transition.finished_at, transition.at, job_id),
     ).fetchone()
-    record_events(
-        connection, [JobEvent(job_id, now, JobState.QUEUED, JobState.CANCELLED, Reason.CANCELLED)]
-    )
+    record_transitions(connection, [(job_id, transition)])
     return job_from_row(row)
 
 
 def redrive(connection: sqlite3.Connection, where: RedriveFilter, now: int) -> list[Job]:
     """Send the failed jobs `where` names back to the queue with a fresh attempt budget."""
+    transition = transitions.redriven(now)
+    error_kind, error_message = error_columns(transition.error)
     rows = connection.execute(
         _REDRIVE,
         {
-            "now": now,
+            "target": transition.target,
+            "source": transition.source,
+            "run_at": transition.run_at,
+            "finished_at": transition.finished_at,
+            "error_kind": error_kind,
+            "error_message": error_message,
+            "at": transition.at,
             "tenant": where.tenant,
             "task": where.task,
             "queue": where.queue,
@@ -187,8 +194,5 @@ def redrive(connection: sqlite3.Connection, where: RedriveFilter, now: int) -> l
     connection.executemany(
         "DELETE FROM once_records WHERE job_id = ? AND done = 0", ((job.id,) for job in jobs)
     )
-    record_events(
-        connection,
-        (JobEvent(job.id, now, JobState.FAILED, JobState.QUEUED, Reason.REDRIVE) for job in jobs),
-    )
+    record_transitions(connection, ((job.id, transition) for job in jobs))
     return jobs

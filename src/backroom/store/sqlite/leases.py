@@ -11,7 +11,7 @@ round robin among tenants, then due time, then id. The round robin reads at most
 `limit` candidates per tenant through the `jobs_claim` index, so a tenant's backlog
 of 10,000 jobs costs a claim no more than a backlog of `limit`.
 
-A job in a lane (see `sqlite_lanes`) is passed over while its lane is paused or has
+A job in a lane (see `sqlite.lanes`) is passed over while its lane is paused or has
 no free slot, and one claim takes no more of a lane's jobs than the lane has room
 for: those jobs would only be given back, unstarted, by the worker's lane check.
 """
@@ -21,11 +21,13 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterable, Sequence
 
-from backroom.core.job import AttemptOutcome, Job, JobEvent, JobState, Lease
-from backroom.core.transitions import LEASE_EXPIRED
+from backroom.core import transitions
+from backroom.core.job import Job, Lease
+from backroom.core.lifecycle import RunningFacts
 from backroom.store.protocol import HeartbeatResult
-from backroom.store.rows import Reason, dump_json, job_from_row
-from backroom.store.sqlite.history import AttemptEnd, close_attempts, open_attempts, record_events
+from backroom.store.rows import dump_json, job_from_row
+from backroom.store.sqlite.finish import end_attempts
+from backroom.store.sqlite.history import open_attempts, record_transitions
 from backroom.store.sqlite.lanes import LANE_ROOM
 
 # Distinct tenants through the index (one seek each), then each tenant's first
@@ -93,26 +95,14 @@ WHERE state = 'running'
 RETURNING id, cancel_requested
 """
 
-# Back to the queue with the attempt used up, or failed when it was the last one, or
-# cancelled when that was asked for while it ran.
-_EXPIRE = """
-UPDATE jobs
-SET state = CASE WHEN cancel_requested THEN 'cancelled'
-                 WHEN attempt < max_attempts THEN 'queued' ELSE 'failed' END,
-    run_at = CASE WHEN attempt < max_attempts AND NOT cancel_requested
-                  THEN :now ELSE run_at END,
-    finished_at = CASE WHEN attempt < max_attempts AND NOT cancel_requested
-                       THEN finished_at ELSE :now END,
-    error_kind = :error_kind, error_message = :error_message,
-    lease_expires_at = NULL, worker_id = NULL, updated_at = :now
-WHERE id IN (
-    SELECT id FROM jobs
-    WHERE state = 'running' AND lease_expires_at <= :now
-    ORDER BY lease_expires_at, id
-    LIMIT :limit
-)
-RETURNING *
+_EXPIRED = """
+SELECT id, lease_token, attempt >= max_attempts AS spent, cancel_requested FROM jobs
+WHERE state = 'running' AND lease_expires_at <= ?
+ORDER BY lease_expires_at, id
+LIMIT ?
 """
+
+_JOBS = "SELECT * FROM jobs WHERE id IN (SELECT value FROM json_each(?)) ORDER BY id"
 
 
 def queue_order(connection: sqlite3.Connection, queues: Sequence[str]) -> list[str]:
@@ -133,27 +123,23 @@ def claim(
     now: int,
 ) -> list[Job]:
     """Take up to `limit` due queued jobs from `queues` under fresh leases, in claim order."""
+    transition = transitions.claimed(now, worker_id, lease_ms)
+    lease = transition.granted_lease()
     claimed: list[Job] = []
     for queue in queue_order(connection, queues):
         parameters = {
             "queue": queue,
             "now": now,
             "limit": limit - len(claimed),
-            "expires": now + lease_ms,
-            "worker": worker_id,
+            "expires": lease.expires_at,
+            "worker": lease.worker_id,
         }
         rows = connection.execute(_CLAIM, parameters).fetchall()
         claimed += _in_claim_order(job_from_row(row) for row in rows)
         if len(claimed) == limit:
             break
     open_attempts(connection, claimed)
-    record_events(
-        connection,
-        (
-            JobEvent(job.id, now, JobState.QUEUED, JobState.RUNNING, Reason.CLAIMED)
-            for job in claimed
-        ),
-    )
+    record_transitions(connection, ((job.id, transition) for job in claimed))
     return claimed
 
 
@@ -183,32 +169,18 @@ def heartbeat(
 
 def expire_leases(connection: sqlite3.Connection, now: int, limit: int) -> list[Job]:
     """Requeue (or fail, with no attempts left) up to `limit` jobs whose lease ran out."""
-    rows = connection.execute(
-        _EXPIRE,
-        {
-            "now": now,
-            "limit": limit,
-            "error_kind": LEASE_EXPIRED.kind,
-            "error_message": LEASE_EXPIRED.message,
-        },
-    ).fetchall()
-    expired = sorted((job_from_row(row) for row in rows), key=lambda job: job.id)
-    close_attempts(
-        connection,
+    ended = [
         (
-            AttemptEnd(
-                job.id,
-                job.lease_token,
-                AttemptOutcome.LEASE_EXPIRED,
-                LEASE_EXPIRED,
-                job.run_at if job.state is JobState.QUEUED else None,
-            )
-            for job in expired
-        ),
-        now,
-    )
-    record_events(
-        connection,
-        (JobEvent(job.id, now, JobState.RUNNING, job.state, str(LEASE_EXPIRED)) for job in expired),
-    )
-    return expired
+            row["id"],
+            row["lease_token"],
+            transitions.expired(
+                now, RunningFacts(bool(row["spent"]), bool(row["cancel_requested"]))
+            ),
+        )
+        for row in connection.execute(_EXPIRED, (now, limit))
+    ]
+    if not ended:
+        return []
+    end_attempts(connection, ended)
+    job_ids = dump_json([job_id for job_id, _, _ in ended])
+    return [job_from_row(row) for row in connection.execute(_JOBS, (job_ids,))]

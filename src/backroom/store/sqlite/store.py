@@ -3,8 +3,8 @@
 The file runs in WAL mode, so readers never wait for the writer; every write
 transaction starts with `BEGIN IMMEDIATE`, so writers queue for the lock (for up to
 `busy_timeout_ms` at a time) instead of failing part-way. Each store call is one
-function run on the store's own database thread (see `sqlite_connection`); the SQL
-of each call lives in the `sqlite_*` modules by topic.
+function run on the store's own database thread (see `sqlite.connection`); the SQL
+of each call lives in the `sqlite` modules by topic.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 
 from backroom.core.errors import ConfigError
 from backroom.core.job import JSON, Attempt, Job, JobEvent, JobState, Lease, NewJob, SubmitResult
-from backroom.core.outcome import Deferred, Outcome, Released, RetryAt
+from backroom.core.outcome import Outcome
 from backroom.store.protocol import (
     HeartbeatResult,
     JobFilter,
@@ -137,12 +137,9 @@ class SqliteStore(SqliteLlmMethods):
         applied = await self._database.write(
             lambda connection: finish_sql.finish(connection, batch, now)
         )
-        if any(
-            held and isinstance(outcome, RetryAt | Released | Deferred)
-            for held, (_, outcome) in zip(applied, batch, strict=True)
-        ):
+        if any(transition and transition.target is JobState.QUEUED for transition in applied):
             self._announce_new_work()
-        return applied
+        return [transition is not None for transition in applied]
 
     async def expire_leases(self, now: int, limit: int = 1000) -> list[Job]:
         """Return jobs whose lease expired to the queue (an attempt used) or fail them."""

@@ -1,0 +1,189 @@
+"""Ending attempts on PostgreSQL: a batch of outcomes, or a sweep of expired leases.
+
+Each is one statement. Both build `held` (the jobs whose attempt ends, locked, each
+with the core transition that ends it) and share the rest (`_END_ATTEMPTS`): the job
+rows, their attempt rows, the transitions' history, and a wake-up when a job is queued
+again. Batches travel as parallel arrays expanded by `unnest`.
+
+What ends an attempt may depend on `RunningFacts` only the database knows when it
+writes, so a transition that does is sent once per case (`when_spent`,
+`when_cancel_requested`; NULL matches any) and each job joins the case that fits it.
+
+Locks are taken in job id order, each row by its own `FOR UPDATE` in a LATERAL
+subquery the planner can neither flatten nor reorder: two batches that share jobs
+queue behind each other instead of deadlocking, and the cost stays linear in the batch.
+The sweep skips rows another transaction holds and never waits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from backroom.core import transitions
+from backroom.core.job import Job, Lease
+from backroom.core.lifecycle import RunningFacts, Transition
+from backroom.core.outcome import Outcome
+from backroom.store.postgres.database import PooledConnection
+from backroom.store.postgres.history import RECORD_TRANSITIONS
+from backroom.store.rows import dump_nullable_json, error_columns, job_from_row
+
+_TRANSITION_COLUMNS = """state, result, keeps_error, error_kind, error_message, run_at,
+    finished_at, attempt_change, attempt_outcome, attempt_error_kind,
+    attempt_error_message, next_attempt_at, reason"""
+
+_TRANSITION_ARRAYS = """$5::text[], $6::text[], $7::boolean[], $8::text[], $9::text[],
+    $10::bigint[], $11::bigint[], $12::integer[], $13::text[], $14::text[], $15::text[],
+    $16::bigint[], $17::text[]"""
+"""The arrays of `_transition_row` columns, after four arrays of the rows' keys."""
+
+_END_ATTEMPTS = f"""finished AS (
+    UPDATE jobs AS job SET
+        state = held.state,
+        result = held.result,
+        error_kind = CASE WHEN held.keeps_error THEN job.error_kind ELSE held.error_kind END,
+        error_message =
+            CASE WHEN held.keeps_error THEN job.error_message ELSE held.error_message END,
+        run_at = COALESCE(held.run_at, job.run_at),
+        finished_at = held.finished_at,
+        attempt = job.attempt + held.attempt_change,
+        lease_expires_at = NULL, worker_id = NULL, updated_at = $1
+    FROM held WHERE job.id = held.id
+    RETURNING {{returning}}
+), ended AS (
+    UPDATE attempts AS attempt SET
+        finished_at = $1, outcome = held.attempt_outcome,
+        error_kind = held.attempt_error_kind, error_message = held.attempt_error_message,
+        next_attempt_at = held.next_attempt_at
+    FROM held WHERE attempt.job_id = held.id AND attempt.lease_token = held.token
+), moves AS (
+    SELECT id AS job_id, $1::bigint AS at, 'running' AS from_state, state AS to_state, reason
+    FROM held
+), {RECORD_TRANSITIONS}, wake AS (
+    SELECT pg_notify($2, '')
+    WHERE EXISTS (SELECT FROM finished WHERE state = 'queued' AND run_at <= $1)
+)"""
+"""$1 now, $2 channel; `held` has each job's id, lease `token` and transition columns."""
+
+FINISH = f"""
+WITH outcome AS (
+    SELECT * FROM unnest($3::bigint[], $4::bigint[], $18::boolean[], $19::boolean[],
+                         {_TRANSITION_ARRAYS})
+        AS outcome (job_id, token, when_spent, when_cancel_requested, {_TRANSITION_COLUMNS})
+), held AS (
+    SELECT job.id, outcome.* FROM (SELECT * FROM outcome ORDER BY job_id) AS outcome
+    CROSS JOIN LATERAL (
+        SELECT id FROM jobs AS job
+        WHERE job.id = outcome.job_id AND job.lease_token = outcome.token
+          AND (job.state = 'running') IS TRUE
+          AND (outcome.when_spent IS NULL
+               OR outcome.when_spent = (job.attempt >= job.max_attempts))
+          AND (outcome.when_cancel_requested IS NULL
+               OR outcome.when_cancel_requested = job.cancel_requested)
+        FOR UPDATE
+    ) AS job
+), {_END_ATTEMPTS.format(returning="job.id, job.lease_token, job.state, job.run_at")}
+SELECT finished.id, finished.lease_token, (SELECT count(*) FROM wake) AS woken FROM finished
+"""
+"""$1 now, $2 channel, $3 job ids, $4 tokens, $5.. the transitions' columns, $18
+`when_spent`, $19 `when_cancel_requested`: the (id, lease token) of each job applied."""
+
+EXPIRE_LEASES = f"""
+WITH cases AS (
+    SELECT * FROM unnest($3::bigint[], $4::bigint[], $18::boolean[], $19::boolean[],
+                         {_TRANSITION_ARRAYS})
+        AS outcome (unused_id, unused_token, when_spent, when_cancel_requested,
+                    {_TRANSITION_COLUMNS})
+), expired AS (
+    SELECT id, lease_token, attempt >= max_attempts AS spent, cancel_requested FROM jobs
+    WHERE state = 'running' AND lease_expires_at <= $1
+    ORDER BY lease_expires_at, id
+    LIMIT $20
+    FOR UPDATE SKIP LOCKED
+), held AS (
+    SELECT expired.id, expired.lease_token AS token, cases.* FROM expired
+    JOIN cases ON cases.when_spent = expired.spent
+              AND cases.when_cancel_requested = expired.cancel_requested
+), {_END_ATTEMPTS.format(returning="job.*")}
+SELECT finished.*, (SELECT count(*) FROM wake) AS woken FROM finished ORDER BY id
+"""
+"""$1 now, $2 channel, $3.. $19 the transition of each case of `RunningFacts` (as
+`FINISH` takes them, with no job), $20 limit: the jobs swept."""
+
+
+def _transition_row(transition: Transition) -> tuple[Any, ...]:
+    end = transition.attempt_end
+    if end is None:
+        raise ValueError(f"{transition.source} -> {transition.target} ends no attempt")
+    return (
+        transition.target,
+        dump_nullable_json(transition.result),
+        transition.keeps_error,
+        *error_columns(transition.error),
+        transition.run_at,
+        transition.finished_at,
+        transition.attempt_change,
+        end.outcome,
+        *error_columns(end.error),
+        end.next_attempt_at,
+        transition.reason,
+    )
+
+
+def _columns(
+    rows: Sequence[tuple[int | None, int | None, RunningFacts | None, Transition]],
+) -> list[list[Any]]:
+    """Parallel arrays for `FINISH` or `EXPIRE_LEASES`, from $3 to $19."""
+    job_ids, tokens, spent, cancel_requested, values = [], [], [], [], []
+    for job_id, token, facts, transition in rows:
+        job_ids.append(job_id)
+        tokens.append(token)
+        spent.append(None if facts is None else facts.spent)
+        cancel_requested.append(None if facts is None else facts.cancel_requested)
+        values.append(_transition_row(transition))
+    return [
+        job_ids,
+        tokens,
+        *(list(column) for column in zip(*values, strict=True)),
+        spent,
+        cancel_requested,
+    ]
+
+
+async def finish(
+    connection: PooledConnection,
+    results: Sequence[tuple[Lease, Outcome]],
+    now: int,
+    channel: str,
+) -> list[bool]:
+    """Apply each outcome whose lease is still held; True where it was applied."""
+    # A lease named twice in one batch applies once: only its first outcome is sent.
+    first_outcomes: dict[tuple[int, int], Outcome] = {}
+    for lease, outcome in results:
+        first_outcomes.setdefault((lease.job_id, lease.token), outcome)
+    if not first_outcomes:
+        return []
+    rows = [
+        (job_id, token, facts, transition)
+        for (job_id, token), outcome in first_outcomes.items()
+        for facts, transition in transitions.finish_cases(outcome, now)
+    ]
+    done = {
+        (row["id"], row["lease_token"])
+        for row in await connection.fetch(FINISH, now, channel, *_columns(rows))
+    }
+    flags = []
+    for lease, _ in results:
+        key = (lease.job_id, lease.token)
+        flags.append(key in done)
+        done.discard(key)
+    return flags
+
+
+async def expire_leases(
+    connection: PooledConnection, now: int, limit: int, channel: str
+) -> list[Job]:
+    """Requeue (or fail, or cancel) up to `limit` jobs whose lease ran out."""
+    cases = [(None, None, facts, transition) for facts, transition in transitions.expire_cases(now)]
+    rows = await connection.fetch(EXPIRE_LEASES, now, channel, *_columns(cases), limit)
+    return [job_from_row(row) for row in rows]

@@ -1,0 +1,187 @@
+"""Leases on PostgreSQL: claiming due jobs and extending the leases workers hold.
+
+A claim is one statement that also opens the attempts and logs the transitions. It
+reads its candidates without locks, then locks them in claim order with SKIP LOCKED,
+passing over those another claim holds (so of two claims in flight at once, the later
+may come back short, and its worker claims again). Claim order: queue by queue; within
+a queue, priority (highest first), then round robin among tenants, then due time, then
+id. A job of a lane that is paused or full is passed over, and no more of a lane's jobs
+are taken than it has room for: the worker would only give them back unstarted.
+
+A heartbeat walks its batch in job id order, locking each job by its primary key, so
+two batches that share jobs queue behind each other instead of deadlocking. Lease
+sweeps end attempts, so they are in `postgres.finish`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from backroom.core import transitions
+from backroom.core.job import Job, Lease
+from backroom.store.postgres.database import PooledConnection
+from backroom.store.postgres.history import RECORD_TRANSITIONS
+from backroom.store.postgres.lanes import LANE_ROOM
+from backroom.store.postgres.queries import QUEUES_WITH_WORK
+from backroom.store.protocol import HeartbeatResult
+from backroom.store.rows import job_from_row
+
+CLAIM = f"""
+WITH RECURSIVE {{queue_order}},
+{LANE_ROOM},
+tenants (queue, queue_rank, tenant) AS (
+    -- Each queue's tenants with queued jobs: one seek in `jobs_claim` per tenant (the
+    -- ORDER BY is that index's, so no other index looks cheaper to the planner).
+    SELECT queue, queue_rank,
+           (SELECT tenant FROM jobs WHERE state = 'queued' AND queue = queue_order.queue
+            ORDER BY tenant, priority DESC LIMIT 1)
+    FROM queue_order
+    UNION ALL
+    SELECT queue, queue_rank,
+           (SELECT tenant FROM jobs
+            WHERE state = 'queued' AND queue = tenants.queue AND tenant > tenants.tenant
+            ORDER BY tenant, priority DESC LIMIT 1)
+    FROM tenants WHERE tenant IS NOT NULL
+),
+candidates AS (
+    -- Each tenant's first due jobs outside closed lanes, numbered into rounds within a
+    -- priority.
+    SELECT tenants.queue_rank, job.id, job.priority, job.run_at, job.lane,
+           row_number() OVER (PARTITION BY tenants.queue_rank, tenants.tenant, job.priority
+                              ORDER BY job.run_at, job.id) AS round
+    FROM tenants
+    CROSS JOIN LATERAL (
+        SELECT id, priority, run_at, lane FROM jobs
+        WHERE state = 'queued' AND queue = tenants.queue AND tenant = tenants.tenant
+          AND run_at <= $1
+          AND (lane IS NULL OR lane <> ALL (ARRAY(SELECT name FROM lane_room WHERE room = 0)))
+        ORDER BY priority DESC, run_at, id
+        LIMIT $2
+    ) AS job
+),
+admitted AS (
+    -- No more of a lane's jobs than it has room for (see `postgres.lanes.LANE_ROOM`).
+    SELECT ranked.* FROM (
+        SELECT candidates.*,
+               row_number() OVER (PARTITION BY candidates.lane
+                                  ORDER BY queue_rank, priority DESC, round, run_at, id)
+                   AS lane_rank
+        FROM candidates
+    ) AS ranked
+    LEFT JOIN lane_room ON lane_room.name = ranked.lane
+    WHERE lane_room.room IS NULL OR ranked.lane_rank <= lane_room.room
+),
+picked AS (
+    -- Lock in claim order, passing over jobs another claim holds (or just took).
+    SELECT job.id, admitted.queue_rank, admitted.round
+    FROM admitted JOIN jobs AS job ON job.id = admitted.id
+    WHERE job.id = ANY (ARRAY(SELECT id FROM admitted)) AND (job.state = 'queued') IS TRUE
+    ORDER BY admitted.queue_rank, admitted.priority DESC, admitted.round,
+             admitted.run_at, admitted.id
+    LIMIT $2
+    FOR UPDATE OF job SKIP LOCKED
+),
+claimed AS (
+    UPDATE jobs AS job
+    SET state = 'running', attempt = job.attempt + 1, lease_token = job.lease_token + 1,
+        lease_expires_at = $3, worker_id = $4, started_at = $1, updated_at = $1,
+        cancel_requested = FALSE, lane_grant = NULL
+    FROM picked WHERE job.id = picked.id
+    RETURNING job.*, picked.queue_rank, picked.round
+),
+started AS (
+    INSERT INTO attempts (job_id, number, lease_token, worker_id, started_at)
+    SELECT id, attempt, lease_token, worker_id, started_at FROM claimed
+),
+moves AS (
+    SELECT id AS job_id, $1::bigint AS at, 'queued' AS from_state, state AS to_state,
+           $5::text AS reason
+    FROM claimed
+),
+{RECORD_TRANSITIONS}
+SELECT * FROM claimed ORDER BY queue_rank, priority DESC, round, run_at, id
+"""
+"""$1 now, $2 limit, $3 lease expiry, $4 worker id, $5 reason; `{queue_order}` is
+`LISTED_QUEUES` (naming $6) or `EVERY_QUEUE`.
+
+Claim order: queue by queue; within a queue, priority (highest first), then round
+robin among tenants, then due time, then id. Each tenant offers at most `limit`
+candidates, so a tenant's backlog of 10,000 jobs costs a claim no more than `limit`.
+A job of a lane that is paused or full is passed over, and no more of a lane's jobs
+are taken than it has room for: the worker would only give them back unstarted.
+"""
+
+LISTED_QUEUES = """queue_order (queue, queue_rank) AS (
+    SELECT queue, queue_rank FROM unnest($6::text[]) WITH ORDINALITY AS listed (queue, queue_rank)
+)"""
+"""The queues a worker names, served in the order it lists them."""
+
+EVERY_QUEUE = f"""{QUEUES_WITH_WORK},
+queue_order (queue, queue_rank) AS (
+    -- `interactive` first and `batch` last, the rest by name in between.
+    SELECT queue, row_number() OVER (
+        ORDER BY queue <> 'interactive', queue = 'batch', queue COLLATE "C"
+    )
+    FROM queues WHERE queue IS NOT NULL
+)"""
+"""Every queue with queued jobs, in precedence order."""
+
+
+HEARTBEAT = """
+WITH held AS (
+    SELECT job.id
+    FROM (SELECT * FROM unnest($3::bigint[], $4::bigint[]) AS lease (job_id, token)
+          ORDER BY job_id) AS lease
+    CROSS JOIN LATERAL (
+        SELECT id FROM jobs AS job
+        WHERE job.id = lease.job_id AND job.lease_token = lease.token
+          AND (job.state = 'running') IS TRUE
+        FOR UPDATE
+    ) AS job
+)
+UPDATE jobs AS job SET lease_expires_at = $1 + $2::bigint, updated_at = $1
+FROM held WHERE job.id = held.id
+RETURNING job.id, job.cancel_requested
+"""
+"""$1 now, $2 lease ms, $3 job ids, $4 their tokens: the leases still held."""
+
+
+async def claim(
+    connection: PooledConnection,
+    queues: Sequence[str],
+    limit: int,
+    worker_id: str,
+    lease_ms: int,
+    now: int,
+) -> list[Job]:
+    """Take up to `limit` due queued jobs from `queues` (all queues if empty), in claim order."""
+    transition = transitions.claimed(now, worker_id, lease_ms)
+    lease = transition.granted_lease()
+    queue_order, queue_arguments = (LISTED_QUEUES, [list(queues)]) if queues else (EVERY_QUEUE, [])
+    rows = await connection.fetch(
+        CLAIM.format(queue_order=queue_order),
+        transition.at,
+        limit,
+        lease.expires_at,
+        lease.worker_id,
+        transition.reason,
+        *queue_arguments,
+    )
+    return [job_from_row(row) for row in rows]
+
+
+async def heartbeat(
+    connection: PooledConnection, leases: Sequence[Lease], lease_ms: int, now: int
+) -> HeartbeatResult:
+    """Extend every lease still held; report the lost ones and pending cancellations."""
+    rows = await connection.fetch(
+        HEARTBEAT,
+        now,
+        lease_ms,
+        [lease.job_id for lease in leases],
+        [lease.token for lease in leases],
+    )
+    return HeartbeatResult(
+        lost=frozenset(lease.job_id for lease in leases) - {row["id"] for row in rows},
+        cancel_requested=frozenset(row["id"] for row in rows if row["cancel_requested"]),
+    )
