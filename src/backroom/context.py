@@ -3,15 +3,23 @@
 from __future__ import annotations
 
 import inspect
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
 from backroom.clock import Clock
-from backroom.core.errors import LeaseLost, OnceUncertain
+from backroom.core.errors import LeaseLost, OnceUncertain, StoreUnavailable
 from backroom.core.job import JSON, Job
 from backroom.store.protocol import Store
 
+log = logging.getLogger("backroom.context")
 T = TypeVar("T")
+
+# How `once` retries its closing write while the store is unreachable (a database
+# restart): first wait, longest wait, and the total after which it gives up.
+CLOSING_RETRY_FIRST_MS = 100
+CLOSING_RETRY_CAP_MS = 5_000
+CLOSING_RETRY_BUDGET_MS = 120_000
 
 
 class JobContext:
@@ -72,7 +80,35 @@ class JobContext:
         except Exception:
             # It failed, so it most likely did not happen: let a later attempt try again.
             # A cancelled effect (BaseException) stays begun: it may have half happened.
-            await self._store.once_abort(lease, name)
+            await self._closing_write(name, lambda: self._store.once_abort(lease, name))
             raise
-        await self._store.once_end(lease, name, value, self._clock.now())
+        await self._closing_write(
+            name, lambda: self._store.once_end(lease, name, value, self._clock.now())
+        )
         return value
+
+    async def _closing_write(self, name: str, write: Callable[[], Awaitable[None]]) -> None:
+        """Store how effect `name` ended, retrying while the store is unreachable.
+
+        The effect has run (or failed): losing this write would leave it uncertain and
+        fail the job for good. The write is idempotent and fenced by the lease, so it is
+        retried with backoff across a reconnect; a lost lease still ends it (`LeaseLost`).
+        """
+        delay_ms, waited_ms = CLOSING_RETRY_FIRST_MS, 0
+        while True:
+            try:
+                await write()
+                return
+            except StoreUnavailable as error:
+                if waited_ms >= CLOSING_RETRY_BUDGET_MS:
+                    raise
+                log.warning(
+                    "job %d: recording the end of effect %r failed, retrying in %d ms: %s",
+                    self._job.id,
+                    name,
+                    delay_ms,
+                    error,
+                )
+            await self._clock.sleep(delay_ms)
+            waited_ms += delay_ms
+            delay_ms = min(2 * delay_ms, CLOSING_RETRY_CAP_MS)
