@@ -40,7 +40,7 @@ from backroom.service.jobs import find_job
 from backroom.service.redrive import redrive_failed
 from backroom.service.submit import Submission, build_job, enqueue
 from backroom.store import JobFilter, RedriveFilter, Store, open_store
-from backroom.tasks import Handler, LaneOf, Task, TaskRegistry
+from backroom.tasks import Handler, LaneRequester, Task, TaskRegistry
 
 H = TypeVar("H", bound=Handler)
 
@@ -82,16 +82,16 @@ class App:
         timeout_s: float | None = None,
         retry: RetryPolicy | None = None,
         queue: str | None = None,
-        lane: LaneOf | None = None,
+        lane_request: LaneRequester | None = None,
     ) -> Callable[[H], H]:
         """Decorator: register a handler as a task (named after the function by default).
 
-        `lane` says which lane a job's input runs in (see `Task`).
+        `lane_request` picks the LLM lane of a job from its input (see `Task`).
         """
 
         def register(handler: H) -> H:
             task_name = name or f"{handler.__module__}.{handler.__qualname__}"
-            self.tasks.add(Task(task_name, handler, timeout_s, retry, queue, lane))
+            self.tasks.add(Task(task_name, handler, timeout_s, retry, queue, lane_request))
             return handler
 
         return register

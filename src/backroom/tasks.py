@@ -18,8 +18,9 @@ if TYPE_CHECKING:
 Handler = Callable[["JobContext", Any], Awaitable[JSON]] | Callable[["JobContext", Any], JSON]
 """`async def handler(ctx, input)` or a plain function, which runs in a thread."""
 
-LaneOf = Callable[[JSON], LaneRequest | None]
-"""What a job with this input asks of its lane; None when it runs in none."""
+LaneRequester = Callable[[JSON], LaneRequest | None]
+"""A task's function from a job's input to what the job asks of its LLM lane (the
+lane's name and limits, the tokens it expects to use); None when it runs in none."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,8 +29,8 @@ class Task:
 
     `timeout_s` bounds one attempt (a timeout is a retryable failure); `retry`
     overrides the app's policy for this task; `queue` is where its jobs go by default.
-    `lane` names the lane of a job from its input: the job then starts only when its
-    lane has room, counts against its tenant's daily budget, and waits without using
+    `lane_request` picks the LLM lane of a job from its input: the job then starts only
+    when its lane has room, counts against its tenant's daily budget, and waits without using
     an attempt while either is spent (see `backroom.runtime.lane_gate`).
     """
 
@@ -38,7 +39,7 @@ class Task:
     timeout_s: float | None = None
     retry: RetryPolicy | None = None
     queue: str | None = None
-    lane: LaneOf | None = None
+    lane_request: LaneRequester | None = None
 
     @property
     def is_async(self) -> bool:

@@ -20,7 +20,7 @@ LANE = "mock/gpt"
 LIMITS = LaneLimits(max_concurrency=4, requests_per_minute=60, tokens_per_minute=6_000)
 
 
-def lane_of(payload: Any) -> LaneRequest | None:
+def lane_request(payload: Any) -> LaneRequest | None:
     """Jobs of `ask` run in LANE, unless their input says `no lane`."""
     return None if payload == "no lane" else LaneRequest(LANE, LIMITS, 100)
 
@@ -29,7 +29,7 @@ def lane_of(payload: Any) -> LaneRequest | None:
 def ask_task(app: App) -> None:
     """`ask`: a task with a lane, as `llm.respond` is."""
 
-    @app.task("ask", lane=lane_of)
+    @app.task("ask", lane_request=lane_request)
     async def ask(_ctx: JobContext, payload: Any) -> Any:
         return payload
 

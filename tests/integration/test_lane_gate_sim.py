@@ -38,7 +38,7 @@ class FakeProvider:
         self.most_running = 0
         self.refusals = 0
 
-    def lane_of(self, payload: Any) -> LaneRequest:
+    def lane_request(self, payload: Any) -> LaneRequest:
         return LaneRequest(LANE, self.limits, TOKENS)
 
     async def call(self, app: App, ctx: JobContext, payload: Any) -> str:
@@ -69,7 +69,7 @@ def make_app(clock: SimClock, limits: LaneLimits) -> tuple[App, FakeProvider]:
     app = App(store=SqliteStore.from_url("sqlite://:memory:"), clock=clock)
     provider = FakeProvider(clock, limits)
 
-    @app.task("call", lane=provider.lane_of)
+    @app.task("call", lane_request=provider.lane_request)
     async def call(ctx: JobContext, payload: Any) -> str:
         return await provider.call(app, ctx, payload)
 

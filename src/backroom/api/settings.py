@@ -1,4 +1,4 @@
-"""What the HTTP API needs to know besides the app: limits, lanes and the admin key."""
+"""What the HTTP API needs to know besides the app: limits, queues and the admin key."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ class ApiSettings:
 
     admin_key           a key that acts on every tenant's jobs (None: only admin tenants)
     max_body_bytes      larger request bodies are refused with 413
-    queues              the lanes a submission may name
+    queues              the queues a submission may name
     full_retry_after_s  the Retry-After of a 429 sent when a tenant is at its cap
     key_cache_ms        how long a key's tenant is remembered (a revoked key keeps
                         working that long in a running server; 0: always ask the store)

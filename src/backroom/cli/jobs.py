@@ -93,7 +93,7 @@ def submit(
     payload: Annotated[str, typer.Argument(help="Input as JSON ('-' reads stdin).")] = "null",
     key: Annotated[str | None, typer.Option(help="Idempotency key.")] = None,
     tenant: Annotated[str | None, typer.Option(help="Tenant (local database only).")] = None,
-    queue: Annotated[str | None, typer.Option(help="Queue (lane).")] = None,
+    queue: Annotated[str | None, typer.Option(help="Queue; the task's default if omitted.")] = None,
     priority: Annotated[int, typer.Option(help="Higher runs first.")] = 0,
     max_attempts: Annotated[int | None, typer.Option(min=1, help="Attempts.")] = None,
     delay: Annotated[float, typer.Option(min=0, help="Seconds before it may run.")] = 0,

@@ -73,10 +73,10 @@ def serve_command(
         concurrency=concurrency,
         log_level=log_level,
     )
-    lanes = tuple(name.strip() for name in queues.split(",") if name.strip())
-    if not lanes:
+    queue_names = tuple(name.strip() for name in queues.split(",") if name.strip())
+    if not queue_names:
         raise CliError("--queues needs at least one queue name")
-    api_settings = replace(ApiSettings.from_settings(settings), queues=lanes)
+    api_settings = replace(ApiSettings.from_settings(settings), queues=queue_names)
     asyncio.run(serve(app, api_settings, config, emit=_print_now))
 
 

@@ -154,7 +154,7 @@ class RespondTask:
         No task timeout: the SDK's per-exchange timeout ends a hung call, and a
         stream that keeps sending may take as long as it needs.
         """
-        return Task(RESPOND_TASK, self.handle, lane=self.lane_request)
+        return Task(RESPOND_TASK, self.handle, lane_request=self.lane_request)
 
     def lane_request(self, payload: JSON) -> LaneRequest | None:
         """The lane a job with input `payload` runs in, or None if the input is unusable."""

@@ -71,10 +71,10 @@ class AttemptRunner:
 
     async def _admitted_run(self, job: Job, task: Task) -> Outcome | None:
         """Pass the job's lane gate (if its task has a lane), then call the handler."""
-        if task.lane is None:
+        if task.lane_request is None:
             return await self._handled(job, task)
         try:
-            unstarted = await self._gate.admit(job, task.lane)
+            unstarted = await self._gate.admit(job, task.lane_request)
         except LeaseLost:
             return None
         if unstarted is not None:
@@ -90,7 +90,7 @@ class AttemptRunner:
             async with asyncio.timeout(_timeout_s(job, task)):
                 result = await self._call(task, job)
         except Exception as error:  # a handler may raise anything: classify it
-            if task.lane is not None and isinstance(error, LaneLimited):
+            if task.lane_request is not None and isinstance(error, LaneLimited):
                 waiting = await self._gate.refused(job, error)
                 if waiting is not None:
                     return waiting

@@ -29,7 +29,7 @@ from backroom.core.outcome import Deferred, Failed, Outcome
 from backroom.core.retry import error_info
 from backroom.core.usage import OverBudget, day_start, next_day_start, usd
 from backroom.store.protocol import Store
-from backroom.tasks import LaneOf
+from backroom.tasks import LaneRequester
 
 log = logging.getLogger("backroom.runtime.lane_gate")
 
@@ -55,12 +55,12 @@ class LaneGate:
         self._clock = clock
         self._over_budget = over_budget
 
-    async def admit(self, job: Job, lane_of: LaneOf) -> Outcome | None:
+    async def admit(self, job: Job, lane_request: LaneRequester) -> Outcome | None:
         """None if the running `job` may start; else how its attempt ends unstarted.
 
         Raises `LeaseLost` when the job's lease is gone: nothing is to be stored then.
         """
-        request = lane_of(job.input)
+        request = lane_request(job.input)
         if request is None:
             return None  # an unusable input: the handler fails it
         now = self._clock.now()

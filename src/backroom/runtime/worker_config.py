@@ -24,7 +24,7 @@ class WorkerConfig:
     per poll interval (the fixed tick of the seeds' example). `burst` exits once no job
     in the worker's queues is queued or running; `stop_at` exits at that clock time.
     `retention` says when finished jobs are deleted (None: this worker never does).
-    `over_budget` says what a queued lane job does when its tenant's daily budget is
+    `over_budget` says what a queued LLM job (one in a lane) does when its tenant's daily budget is
     spent: wait for the next UTC day, or fail (see `backroom.runtime.lane_gate`).
     """
 

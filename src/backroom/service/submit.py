@@ -106,9 +106,9 @@ def _fingerprint(submission: Submission, queue: str, attempts: int) -> str | Non
 
 def _lane_name(task: Task | None, input: JSON) -> str | None:
     """The lane a job of `task` with `input` runs in, if any."""
-    if task is None or task.lane is None:
+    if task is None or task.lane_request is None:
         return None
-    request = task.lane(input)
+    request = task.lane_request(input)
     return None if request is None else request.lane
 
 

@@ -59,7 +59,7 @@ class SubmitRequest(BaseModel):
 
     task: Name = Field(description="The registered task to run.")
     input: JsonValue = Field(description="The task's input: any JSON value.")
-    queue: Name | None = Field(None, description="The lane; the task's default if omitted.")
+    queue: Name | None = Field(None, description="The queue; the task's default if omitted.")
     # Strict: JSON `true` or `1.5` is not a priority, though Python would take them as 1.
     priority: StrictInt = Field(0, ge=-1000, le=1000, description="Higher runs first.")
     max_attempts: StrictInt | None = Field(

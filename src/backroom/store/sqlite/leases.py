@@ -148,9 +148,9 @@ def _in_claim_order(jobs: Iterable[Job]) -> list[Job]:
     rounds: dict[tuple[str, int], int] = {}
     ranked = []
     for job in sorted(jobs, key=lambda job: (job.run_at, job.id)):
-        lane = (job.tenant, job.priority)
-        rounds[lane] = rounds.get(lane, 0) + 1
-        ranked.append((-job.priority, rounds[lane], job.run_at, job.id, job))
+        tenant_level = (job.tenant, job.priority)
+        rounds[tenant_level] = rounds.get(tenant_level, 0) + 1
+        ranked.append((-job.priority, rounds[tenant_level], job.run_at, job.id, job))
     return [entry[-1] for entry in sorted(ranked, key=lambda entry: entry[:4])]
 
 

@@ -1,4 +1,4 @@
-"""A worker keeps interactive work ahead of batch, and tenants fair within a lane."""
+"""A worker keeps interactive work ahead of batch, and tenants fair within a queue."""
 
 from __future__ import annotations
 

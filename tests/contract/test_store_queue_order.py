@@ -1,4 +1,4 @@
-"""Contract: lanes in precedence order, and round robin among tenants within a lane."""
+"""Contract: queues in precedence order, and round robin among tenants within a queue."""
 
 from __future__ import annotations
 
