@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from backroom.app import DEFAULT_DATABASE_URL
+from backroom.store.postgres.url import Pooler, UrlOptions, parse_pooler, with_options
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,6 +19,8 @@ class Settings:
     api_key       BACKROOM_API_KEY        the key the CLI sends to that server
     admin_key     BACKROOM_ADMIN_KEY      a key that acts on every tenant's jobs
     config_path   BACKROOM_CONFIG         a TOML file of LLM providers (`--config`)
+    pg_pooler     BACKROOM_PG_POOLER      session | transaction: a pooler in front of PostgreSQL
+    listen_url    BACKROOM_LISTEN_URL     where PostgreSQL's LISTEN connection goes (`--listen-url`)
     """
 
     database_url: str = DEFAULT_DATABASE_URL
@@ -25,6 +28,8 @@ class Settings:
     api_key: str | None = None
     admin_key: str | None = None
     config_path: str | None = None
+    pg_pooler: Pooler | None = None
+    listen_url: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -36,6 +41,33 @@ class Settings:
             api_key=source.get("BACKROOM_API_KEY") or None,
             admin_key=source.get("BACKROOM_ADMIN_KEY") or None,
             config_path=source.get("BACKROOM_CONFIG") or None,
+            pg_pooler=parse_pooler(pooler)
+            if (pooler := source.get("BACKROOM_PG_POOLER"))
+            else None,
+            listen_url=source.get("BACKROOM_LISTEN_URL") or None,
+        )
+
+    def store_url(
+        self,
+        url: str,
+        *,
+        listen_url: str | None = None,
+        pool_min: int | None = None,
+        pool_max: int | None = None,
+    ) -> str:
+        """`url` with the options these settings and the command line set (over the URL's).
+
+        The environment's pooler and listen URL, then the given listen URL and pool
+        sizes, replace what the URL itself says; a URL is left alone when none is set.
+        """
+        return with_options(
+            url,
+            UrlOptions(
+                pooler=self.pg_pooler,
+                listen_url=listen_url or self.listen_url,
+                pool_min=pool_min,
+                pool_max=pool_max,
+            ),
         )
 
 

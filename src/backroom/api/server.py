@@ -37,6 +37,7 @@ class ServeConfig:
     workers: int = 1
     concurrency: int = 10
     log_level: str = "info"
+    poll_interval_ms: int = 1_000
 
 
 class _Server(uvicorn.Server):
@@ -128,7 +129,13 @@ async def serve(app: App, api_settings: ApiSettings, config: ServeConfig, emit: 
     async with app:
         key = await first_start_key(app)
         workers = [
-            app.worker(WorkerConfig(queues=api_settings.queues, concurrency=config.concurrency))
+            app.worker(
+                WorkerConfig(
+                    queues=api_settings.queues,
+                    concurrency=config.concurrency,
+                    poll_interval_ms=config.poll_interval_ms,
+                )
+            )
             for _ in range(config.workers)
         ]
 

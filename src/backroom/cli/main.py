@@ -15,7 +15,13 @@ import typer
 
 from backroom.app import load_app
 from backroom.cli import admin, jobs, mock_llm
-from backroom.cli.options import DbOption
+from backroom.cli.options import (
+    DbOption,
+    ListenUrlOption,
+    PollIntervalOption,
+    PoolMaxOption,
+    PoolMinOption,
+)
 from backroom.cli.serve import serve_command
 from backroom.cli.targets import CliError
 from backroom.cli.tenants import tenants
@@ -68,10 +74,17 @@ def worker(
         OverBudget,
         typer.Option(help="What an LLM job does when its tenant's daily budget is spent."),
     ] = OverBudget.WAIT,
+    listen_url: ListenUrlOption = None,
+    pool_min: PoolMinOption = None,
+    pool_max: PoolMaxOption = None,
+    poll_interval: PollIntervalOption = 1.0,
 ) -> None:
     """Run jobs of an app's tasks until SIGTERM/SIGINT (or, with --burst, until idle)."""
     app = load_app(app_ref)
-    database = db or Settings.from_env().database_url
+    settings = Settings.from_env()
+    database = settings.store_url(
+        db or settings.database_url, listen_url=listen_url, pool_min=pool_min, pool_max=pool_max
+    )
     if app.database_url != database:
         app.use_database(database)
     names = tuple(name for entry in queues or () for name in entry.split(",") if name)
@@ -81,6 +94,7 @@ def worker(
         lease_ms=round(lease * 1000),
         burst=burst,
         over_budget=over_budget,
+        poll_interval_ms=max(1, round(poll_interval * 1000)),
     )
 
     async def run() -> None:

@@ -30,3 +30,38 @@ TenantOption = Annotated[
     str | None, typer.Option(help="Only this tenant's jobs (local database only).")
 ]
 LimitOption = Annotated[int, typer.Option(min=1, max=200, help="At most this many.")]
+ListenUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--listen-url",
+        help="PostgreSQL URL for the LISTEN connection, direct or session-pooled "
+        "(env BACKROOM_LISTEN_URL).",
+        show_default=False,
+    ),
+]
+PoolMinOption = Annotated[
+    int | None,
+    typer.Option(
+        "--pool-min",
+        min=0,
+        help="PostgreSQL connections kept open (URL pool_min).",
+        show_default=False,
+    ),
+]
+PoolMaxOption = Annotated[
+    int | None,
+    typer.Option(
+        "--pool-max",
+        min=1,
+        help="PostgreSQL connections at most, 4 by default (URL pool_max).",
+        show_default=False,
+    ),
+]
+PollIntervalOption = Annotated[
+    float,
+    typer.Option(
+        "--poll-interval",
+        min=0.001,
+        help="Seconds between looks for new work when no wake-up comes.",
+    ),
+]

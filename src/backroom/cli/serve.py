@@ -10,7 +10,13 @@ from typing import Annotated
 import typer
 
 from backroom.app import load_app
-from backroom.cli.options import DbOption
+from backroom.cli.options import (
+    DbOption,
+    ListenUrlOption,
+    PollIntervalOption,
+    PoolMaxOption,
+    PoolMinOption,
+)
 from backroom.cli.targets import CliError
 from backroom.config import Settings, environment
 from backroom.core.job import DEFAULT_QUEUES
@@ -42,6 +48,10 @@ def serve_command(
             show_default=False,
         ),
     ] = None,
+    listen_url: ListenUrlOption = None,
+    pool_min: PoolMinOption = None,
+    pool_max: PoolMaxOption = None,
+    poll_interval: PollIntervalOption = 1.0,
 ) -> None:
     """Serve the HTTP API (and run workers) until SIGINT or SIGTERM."""
     # Imported here: the web stack and the LLM SDK would slow every other command's start
@@ -52,7 +62,9 @@ def serve_command(
     from backroom.llm.config import load_llm_config  # noqa: PLC0415
 
     settings = Settings.from_env()
-    database = db or settings.database_url
+    database = settings.store_url(
+        db or settings.database_url, listen_url=listen_url, pool_min=pool_min, pool_max=pool_max
+    )
     if app_ref is None:
         path = llm_config or (Path(settings.config_path) if settings.config_path else None)
         providers = load_llm_config(path, environment())
@@ -72,6 +84,7 @@ def serve_command(
         workers=0 if no_worker else workers,
         concurrency=concurrency,
         log_level=log_level,
+        poll_interval_ms=max(1, round(poll_interval * 1000)),
     )
     queue_names = tuple(name.strip() for name in queues.split(",") if name.strip())
     if not queue_names:

@@ -18,8 +18,24 @@ every call. So statements leave the planner no cheaper-looking wrong path: they 
 jobs by id through `id = ANY (...)`, order by an index's own key, and write a state
 test as `(state = ...) IS TRUE` where a partial index whose predicate a plain test
 would match (`jobs_claim`, `jobs_leases`) must not be the way in.
+
+`PostgresStore` is loaded on first use, so that reading a URL's options (`url`) does
+not import asyncpg into a process that may never connect.
 """
 
-from backroom.store.postgres.store import PostgresStore
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from backroom.store.postgres.store import PostgresStore
 
 __all__ = ["PostgresStore"]
+
+
+def __getattr__(name: str) -> object:
+    if name == "PostgresStore":
+        from backroom.store.postgres.store import PostgresStore  # noqa: PLC0415
+
+        return PostgresStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import asyncpg
 
-from backroom.store.postgres.database import CONNECTION_ERRORS
+from backroom.store.postgres.database import CONNECTION_ERRORS, PostgresSettings
 
 log = logging.getLogger("backroom.store.postgres.store")
 
@@ -131,3 +131,36 @@ class NewWorkListener:
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(delay_ms / 1000):
                 await self._closed.wait()
+
+
+class PollingOnly:
+    """Stands in for the listener where LISTEN would lose every notification.
+
+    Through a transaction pooler, LISTEN "succeeds" on a server session that soon serves
+    other clients, and the notifications it should hear are lost: workers must poll.
+    """
+
+    def __init__(self) -> None:
+        self._said = False
+
+    def add(self, callback: Callable[[], None]) -> None:
+        """Never call `callback`; say once (in the worker's start log) that nothing listens."""
+        if not self._said:
+            self._said = True
+            log.warning(
+                "pooler=transaction and no listen URL: not listening for new work; "
+                "workers find it by polling (--poll-interval), set --listen-url for "
+                "prompt pickups"
+            )
+
+    async def close(self) -> None:
+        """Nothing to close."""
+
+
+def new_work_listener(
+    connect: Connect, settings: PostgresSettings
+) -> NewWorkListener | PollingOnly:
+    """A listener on `settings.channel`, or `PollingOnly` where LISTEN cannot work."""
+    if not settings.listens:
+        return PollingOnly()
+    return NewWorkListener(connect, settings.channel)

@@ -30,7 +30,7 @@ from backroom.store.postgres import jobs as jobs_sql
 from backroom.store.postgres import leases as leases_sql
 from backroom.store.postgres import queries, retention, tenants
 from backroom.store.postgres.database import PostgresDatabase, PostgresSettings
-from backroom.store.postgres.listener import NewWorkListener
+from backroom.store.postgres.listener import new_work_listener
 from backroom.store.postgres.llm_methods import PostgresLlmMethods
 from backroom.store.protocol import (
     HeartbeatResult,
@@ -60,12 +60,12 @@ class PostgresStore(PostgresLlmMethods):
     def __init__(self, settings: PostgresSettings) -> None:
         self._database = PostgresDatabase(settings)
         self._channel = settings.channel
-        self._listener = NewWorkListener(self._database.connect, settings.channel)
+        self._listener = new_work_listener(self._database.connect, settings)
 
     @classmethod
     def from_url(cls, url: str) -> PostgresStore:
-        """A store on the database a `postgresql://` URL names, with default settings."""
-        return cls(PostgresSettings(dsn=url))
+        """A store on the database a `postgresql://` URL names, with the options it carries."""
+        return cls(PostgresSettings.from_url(url))
 
     async def migrate(self) -> None:
         """Create or upgrade the schema; safe to call from many processes at once."""
@@ -94,7 +94,7 @@ class PostgresStore(PostgresLlmMethods):
         """`submit` for many jobs in one transaction, in order."""
         if not jobs:
             return []
-        async with self._database.connection() as connection, connection.transaction():
+        async with self._database.transaction() as connection:
             return await jobs_sql.submit_jobs(connection, jobs, now, self._channel)
 
     async def get(self, job_id: int, tenant: str | None = None) -> Job | None:
@@ -123,7 +123,7 @@ class PostgresStore(PostgresLlmMethods):
         """Take up to `limit` due queued jobs from `queues` (all queues if empty)."""
         if limit <= 0:
             return []
-        async with self._database.connection() as connection:
+        async with self._database.with_settings() as connection:
             return await leases_sql.claim(connection, queues, limit, worker_id, lease_ms, now)
 
     async def heartbeat(self, leases: Sequence[Lease], lease_ms: int, now: int) -> HeartbeatResult:
@@ -264,7 +264,8 @@ class PostgresStore(PostgresLlmMethods):
 
         It is also called each time listening starts or resumes after a lost connection,
         since work queued before then went unheard. The first registration starts
-        listening, so it must be made on a running loop.
+        listening, so it must be made on a running loop. Through a transaction pooler with
+        no listen URL nothing listens: workers find new work by polling.
         """
         self._listener.add(callback)
 
