@@ -14,7 +14,8 @@ from contextlib import contextmanager
 import asyncpg
 
 
-async def _run(url: str, statement: str) -> None:
+async def run_statement(url: str, statement: str) -> None:
+    """Run one statement on a connection of its own."""
     connection = await asyncpg.connect(url, timeout=10)
     try:
         await connection.execute(statement)
@@ -26,8 +27,8 @@ async def _run(url: str, statement: str) -> None:
 def scratch_schema(database_url: str) -> Iterator[str]:
     """Create an empty schema in `database_url`; yield a URL that selects it; drop it."""
     name = f"backroom_{secrets.token_hex(4)}"
-    asyncio.run(_run(database_url, f'CREATE SCHEMA "{name}"'))
+    asyncio.run(run_statement(database_url, f'CREATE SCHEMA "{name}"'))
     try:
         yield f"{database_url}?search_path={name}"
     finally:
-        asyncio.run(_run(database_url, f'DROP SCHEMA "{name}" CASCADE'))
+        asyncio.run(run_statement(database_url, f'DROP SCHEMA "{name}" CASCADE'))

@@ -1,0 +1,93 @@
+"""backroom behind a real PgBouncer (Debian's package, its default configuration), in
+session and in transaction pooling.
+
+Each test gets a database of its own and a PgBouncer of its own (see the fixtures in
+`conftest.py`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import asyncpg
+import pytest
+from pgbouncer_process import PgBouncer, store_url
+
+from backroom import App
+from backroom.runtime.worker import WorkerConfig
+from backroom.store.postgres import sql
+from backroom.store.postgres.database import PostgresDatabase, PostgresSettings
+
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+
+CLAIM_ARGUMENTS = (0, 10, 30_000, "worker", "claimed")
+"""now, limit, lease_ms, worker id, reason: a claim of every queue."""
+
+
+async def test_two_apps_submit_and_run_jobs_through_pgbouncer(
+    pgbouncer: PgBouncer, database: str
+) -> None:
+    url = store_url(pgbouncer, database, pool_max="3")
+    first, second = App(url), App(url)
+    for app in (first, second):
+        app.task("noop")(_noop)
+    async with first, second:
+        # Both pools share PgBouncer's server sessions: a named prepared statement of one
+        # would collide with (or be missing for) the other in transaction pooling.
+        await asyncio.gather(*(app.submit("noop", n) for n in range(20) for app in (first, second)))
+        await first.submit_many([first.new_job("noop", n) for n in range(100)])
+        await asyncio.gather(
+            first.worker(WorkerConfig(burst=True, concurrency=20)).run(),
+            second.worker(WorkerConfig(burst=True, concurrency=20)).run(),
+        )
+        stats = await first.store.stats(first.clock.now())
+    assert [(row.succeeded, row.queued, row.running, row.failed) for row in stats] == [
+        (140, 0, 0, 0)
+    ]
+
+
+async def _noop(ctx: object, payload: object) -> None:
+    """A task that does nothing."""
+
+
+async def test_the_claim_is_planned_without_jit_through_pgbouncer(
+    pgbouncer: PgBouncer, database: str, direct_url: str
+) -> None:
+    # Set up directly, so that PgBouncer's server sessions are as fresh as the server
+    # makes them (jit on, its default) until the store under test uses them.
+    async with App(direct_url) as app:
+        await app.submit_many([app.new_job("noop", n) for n in range(2_000)])
+    claim = "EXPLAIN (FORMAT JSON) " + sql.CLAIM.format(queue_order=sql.EVERY_QUEUE)
+    url = store_url(pgbouncer, database)
+
+    # The server's default (jit on) would compile the claim: its estimate is that large.
+    plain = await asyncpg.connect(pgbouncer.url(database), statement_cache_size=0)
+    try:
+        assert "JIT" in json.loads(await plain.fetchval(claim, *CLAIM_ARGUMENTS))[0]
+    finally:
+        await plain.close()
+
+    store_database = PostgresDatabase(PostgresSettings.from_url(url))
+    try:
+        for _ in range(3):  # whichever server session the pooler hands out
+            async with store_database.with_settings() as connection:
+                plan = json.loads(await connection.fetchval(claim, *CLAIM_ARGUMENTS))[0]
+            assert "JIT" not in plan
+    finally:
+        await store_database.close()
+
+
+async def test_transactions_abort_when_left_idle_through_pgbouncer(
+    pgbouncer: PgBouncer, database: str
+) -> None:
+    settings = PostgresSettings.from_url(store_url(pgbouncer, database))
+    store_database = PostgresDatabase(
+        PostgresSettings(settings.dsn, pooler=settings.pooler, idle_in_transaction_timeout_ms=1234)
+    )
+    try:
+        async with store_database.transaction() as connection:
+            timeout = await connection.fetchval("SHOW idle_in_transaction_session_timeout")
+    finally:
+        await store_database.close()
+    assert timeout == "1234ms"

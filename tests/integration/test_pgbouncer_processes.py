@@ -1,0 +1,180 @@
+"""Real `backroom serve` and `backroom worker` processes behind a real PgBouncer.
+
+- An API server and two workers, all through the pooler (session and transaction
+  pooling): every job submitted over HTTP succeeds, and its effect runs exactly once.
+- Pickups come from the LISTEN wake-up: through a session pooler, or through a direct
+  listen URL beside a transaction pooler. The workers poll only every 600 s, so a job
+  picked up within the test's deadline can only have been woken for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import httpx
+import pytest
+from pgbouncer_process import PgBouncer, free_port, store_url
+
+from backroom import App
+
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+HERE = Path(__file__).parent
+DEADLINE_S = 60.0
+JOBS = 120
+POLL_ONLY_WARNING = "not listening for new work"
+
+
+class Processes:
+    """`backroom` commands running the test app, each logging to a file of its own."""
+
+    def __init__(self, logs: Path) -> None:
+        self._logs = logs
+        self._running: list[tuple[subprocess.Popen[bytes], Path]] = []
+
+    def start(self, name: str, *arguments: str) -> Path:
+        """Start `backroom ARGUMENTS...`; the file its output goes to."""
+        env = {**os.environ, "PYTHONPATH": str(HERE)}
+        log = self._logs / f"{name}.log"
+        with log.open("wb") as output:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "backroom", *arguments],
+                env=env,
+                stdout=output,
+                stderr=subprocess.STDOUT,
+            )
+        self._running.append((process, log))
+        return log
+
+    def stop(self) -> list[int]:
+        """SIGTERM every process; their exit codes."""
+        for process, _ in self._running:
+            if process.poll() is None:
+                process.send_signal(signal.SIGTERM)
+        return [process.wait(timeout=30) for process, _ in self._running]
+
+    def output(self) -> str:
+        return "\n".join(f"== {log.name}\n{log.read_text()}" for _, log in self._running)
+
+
+@pytest.fixture
+def processes(tmp_path: Path) -> Iterator[Processes]:
+    running = Processes(tmp_path)
+    yield running
+    running.stop()
+
+
+def wait_until(predicate: Callable[[], Any], what: str, output: Callable[[], str]) -> Any:
+    """Poll `predicate` until it returns something true, within the deadline."""
+    deadline = time.monotonic() + DEADLINE_S
+    while not (found := predicate()):
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}\n{output()}")
+        time.sleep(0.05)
+    return found
+
+
+def fetch(url: str, query: str) -> list[asyncpg.Record]:
+    """The rows of one query, on a direct connection of its own."""
+
+    async def run() -> list[asyncpg.Record]:
+        connection = await asyncpg.connect(url)
+        try:
+            return await connection.fetch(query)
+        finally:
+            await connection.close()
+
+    return asyncio.run(run())
+
+
+def api_key(log: Path) -> str | None:
+    """The key `serve` printed for the default tenant, once it has."""
+    for line in log.read_text().splitlines():
+        if "export BACKROOM_API_KEY=" in line:
+            return line.split("=", 1)[1].strip()
+    return None
+
+
+def submit_over_http(port: int, key: str, effects: Path) -> list[int]:
+    """Submit the jobs through the API; their ids."""
+    headers = {"Authorization": f"Bearer {key}"}
+    payload = {"log": str(effects), "hold_ms": 20}
+    body = {"task": "effect-then-hold", "input": payload}
+    with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers) as client:
+        answers = [client.post("/v1/jobs", json=body, timeout=30) for _ in range(JOBS)]
+    assert {answer.status_code for answer in answers} == {202}, answers[-1].text
+    return [answer.json()["id"] for answer in answers]
+
+
+def test_an_api_server_and_two_workers_run_every_job_once_through_pgbouncer(
+    pgbouncer: PgBouncer, database: str, direct_url: str, processes: Processes, tmp_path: Path
+) -> None:
+    url = store_url(pgbouncer, database)
+    port = free_port()
+    app = ["--app", "crash_app:app", "--db", url]
+    server_log = processes.start("serve", "serve", *app, "--no-worker", "--port", str(port))
+    key = wait_until(lambda: api_key(server_log), "the API key", processes.output)
+    worker_logs = [
+        processes.start(
+            f"worker-{n}", "worker", *app, "--concurrency", "20", "--poll-interval", "0.2"
+        )
+        for n in range(2)
+    ]
+    effects = tmp_path / "effects.txt"
+
+    ids = submit_over_http(port, key, effects)
+
+    def all_succeeded() -> bool:
+        rows = fetch(direct_url, "SELECT state, count(*) AS jobs FROM jobs GROUP BY state")
+        return {row["state"]: row["jobs"] for row in rows} == {"succeeded": JOBS}
+
+    wait_until(all_succeeded, "every job to succeed", processes.output)
+    assert processes.stop() == [0, 0, 0], processes.output()
+    (attempts,) = fetch(
+        direct_url,
+        "SELECT count(*) AS total, count(DISTINCT job_id) AS jobs,"
+        " count(DISTINCT worker_id) AS workers FROM attempts",
+    )
+    assert (attempts["total"], attempts["jobs"], attempts["workers"]) == (JOBS, JOBS, 2)
+    ran = sorted(int(line.split()[0]) for line in effects.read_text().splitlines())
+    assert ran == sorted(ids)
+    # Through a transaction pooler nothing can LISTEN: the workers say they poll.
+    polling = [POLL_ONLY_WARNING in log.read_text() for log in worker_logs]
+    assert polling == [pgbouncer.mode == "transaction"] * 2
+
+
+@pytest.mark.parametrize("pgbouncer", ["session", "transaction"], indirect=True)
+def test_an_idle_worker_is_woken_for_new_work_not_found_by_polling(
+    pgbouncer: PgBouncer, database: str, direct_url: str, processes: Processes
+) -> None:
+    url = store_url(pgbouncer, database)
+    # Session pooling: LISTEN goes through the pooler. Transaction pooling: it goes
+    # straight to PostgreSQL through the listen URL, while everything else is pooled.
+    listen = ["--listen-url", direct_url] if pgbouncer.mode == "transaction" else []
+    processes.start(
+        "worker", "worker", "--app", "crash_app:app", "--db", url, *listen, "--poll-interval", "600"
+    )
+
+    async def submit() -> int:
+        async with App(url) as app:
+            return (await app.submit("noop", None)).job.id
+
+    for _ in range(3):
+        job_id = asyncio.run(submit())
+
+        def succeeded(job_id: int = job_id) -> bool:
+            rows = fetch(direct_url, f"SELECT state FROM jobs WHERE id = {job_id}")
+            return rows[0]["state"] == "succeeded"
+
+        # The first job may be taken by the worker's first claim; the others, submitted
+        # once it idles until its next poll in 600 s, only by a wake-up.
+        wait_until(succeeded, f"job {job_id} to be picked up", processes.output)
+    assert POLL_ONLY_WARNING not in processes.output()
