@@ -16,13 +16,13 @@ from pgbouncer_process import PgBouncer, store_url
 
 from backroom import App
 from backroom.runtime.worker import WorkerConfig
-from backroom.store.postgres import sql
+from backroom.store.postgres import leases
 from backroom.store.postgres.database import PostgresDatabase, PostgresSettings
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
 CLAIM_ARGUMENTS = (0, 10, 30_000, "worker", "claimed")
-"""now, limit, lease_ms, worker id, reason: a claim of every queue."""
+"""now, limit, lease expiry, worker id, reason: a claim of every queue."""
 
 
 async def test_two_apps_submit_and_run_jobs_through_pgbouncer(
@@ -58,7 +58,7 @@ async def test_the_claim_is_planned_without_jit_through_pgbouncer(
     # makes them (jit on, its default) until the store under test uses them.
     async with App(direct_url) as app:
         await app.submit_many([app.new_job("noop", n) for n in range(2_000)])
-    claim = "EXPLAIN (FORMAT JSON) " + sql.CLAIM.format(queue_order=sql.EVERY_QUEUE)
+    claim = "EXPLAIN (FORMAT JSON) " + leases.CLAIM.format(queue_order=leases.EVERY_QUEUE)
     url = store_url(pgbouncer, database)
 
     # The server's default (jit on) would compile the claim: its estimate is that large.
