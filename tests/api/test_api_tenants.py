@@ -70,4 +70,4 @@ async def test_jobs_the_environment_admin_submits_belong_to_the_admin_tenant(
 ) -> None:
     created = await submit(http, ADMIN_KEY)
 
-    assert created.json()["tenant"] == "admin"
+    assert created.json()["tenant"] == "@admin"

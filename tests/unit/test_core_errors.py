@@ -23,6 +23,8 @@ PARENTS = [
     (errors.JobNotFound, errors.BackroomError),
     (errors.LeaseLost, errors.BackroomError),
     (errors.ConfigError, errors.BackroomError),
+    (errors.InvalidJson, errors.BackroomError),
+    (errors.InvalidTenantName, errors.BackroomError),
     (errors.StoreError, errors.BackroomError),
     (errors.StoreUnavailable, errors.StoreError),
     (errors.JobError, errors.BackroomError),

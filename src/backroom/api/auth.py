@@ -17,12 +17,14 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from backroom.api.key_cache import TenantCache
 from backroom.api.problems import ProblemError
 from backroom.app import App
+from backroom.core.tenant_names import ADMIN_IDENTITY
 from backroom.service.api_keys import hash_api_key, tenant_for_key_hash
 from backroom.service.callers import Caller
 from backroom.service.replies import problem
 
-ADMIN_TENANT = "admin"
-"""The tenant that jobs submitted with the settings' admin key belong to."""
+ADMIN_TENANT = ADMIN_IDENTITY
+"""The tenant that jobs submitted with the settings' admin key belong to: `@admin`,
+a name no tenant can have, so a tenant called anything cannot see them as its own."""
 
 Authenticator = Callable[..., Awaitable[Caller]]
 

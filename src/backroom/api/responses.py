@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 from typing import Any
 
 from fastapi.responses import JSONResponse
@@ -25,9 +27,39 @@ _PROBLEM_DESCRIPTIONS = {
 }
 
 
+class _RobustJSONResponse(JSONResponse):
+    """JSON that renders whatever the store holds.
+
+    A row written by an older version may hold what is now refused on the way in (a
+    lone surrogate in a metadata key, NaN in a result): rather than answer 500 for
+    every read and listing that includes it, such a body is written with escapes
+    (`\\ud800`, valid JSON text) and non-finite numbers as null.
+    """
+
+    def render(self, content: Any) -> bytes:
+        """The body as UTF-8 JSON text."""
+        try:
+            return super().render(content)
+        except ValueError:  # UnicodeEncodeError, or a non-finite float
+            return json.dumps(
+                _finite(content), ensure_ascii=True, allow_nan=False, separators=(",", ":")
+            ).encode()
+
+
+def _finite(value: Any) -> Any:
+    """`value` with NaN and the infinities replaced by None."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
+
+
 def to_response(reply: Reply) -> JSONResponse:
     """The JSON response for `reply`: problem+json for errors."""
-    return JSONResponse(
+    return _RobustJSONResponse(
         reply.body,
         status_code=reply.status,
         headers=reply.headers,

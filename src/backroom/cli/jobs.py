@@ -46,7 +46,15 @@ def _with_backend(target: Target, action: Callable[[JobBackend], Awaitable[T]]) 
 
 
 def _print_json(value: Any) -> None:
-    out.print_json(json.dumps(value))
+    text = json.dumps(value, ensure_ascii=False)
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        # A row an older version stored may hold a lone surrogate, which no terminal
+        # can print: show it escaped (`\ud800`) rather than fail to show the job.
+        out.print_json(text, ensure_ascii=True)
+        return
+    out.print_json(text)
 
 
 def _error_text(document: Document) -> str:

@@ -7,6 +7,8 @@ BackroomError
 ├── JobNotFound            no such job (or not the caller's)
 ├── LeaseLost              the worker no longer holds the job's lease
 ├── ConfigError            bad settings, URL or task reference
+├── InvalidJson            a submission's input or metadata is not plain JSON
+├── InvalidTenantName      a tenant name outside the pattern, or a reserved one
 ├── StoreError             the store failed
 │   └── StoreUnavailable   the store cannot be reached right now
 └── JobError               raised by a handler to say how its attempt ended
@@ -61,6 +63,20 @@ class LeaseLost(BackroomError):
 
 class ConfigError(BackroomError):
     """Invalid configuration: a setting, a database URL, or an `--app` reference."""
+
+
+class InvalidJson(BackroomError):
+    """A value that is not plain JSON: NaN, Infinity, a lone surrogate in a string or a
+    key, or a Python object JSON has no form for. Nothing was stored."""
+
+    def __init__(self, field: str, reason: str) -> None:
+        super().__init__(f"{field} is not plain JSON: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+class InvalidTenantName(BackroomError):
+    """A tenant name outside the pattern (`backroom.core.tenant_names`), or a reserved one."""
 
 
 class StoreError(BackroomError):

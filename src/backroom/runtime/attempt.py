@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import enum
-import json
 import random
 from collections.abc import Callable
 
 from backroom.clock import Clock
 from backroom.context import JobContext
-from backroom.core.errors import LaneLimited, LeaseLost, Retryable
+from backroom.core.errors import InvalidJson, LaneLimited, LeaseLost, Retryable
 from backroom.core.job import ErrorInfo, Job
 from backroom.core.outcome import Cancelled, Failed, Outcome, Released, Succeeded
+from backroom.core.plain_json import check_plain_json
 from backroom.core.retry import ErrorClassifier, RetryPolicy, outcome_for_error
 from backroom.core.usage import OverBudget
 from backroom.runtime.lane_gate import LaneGate
@@ -123,9 +123,9 @@ def _timeout_s(job: Job, task: Task) -> float | None:
 
 def _success(result: object) -> Outcome:
     try:
-        json.dumps(result)
-    except (TypeError, ValueError) as error:
-        return Failed(ErrorInfo("TypeError", f"the handler's result is not JSON: {error}"))
+        check_plain_json(result, "the handler's result")
+    except InvalidJson as error:
+        return Failed(ErrorInfo("TypeError", str(error)))
     return Succeeded(result)
 
 

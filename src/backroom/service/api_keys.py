@@ -12,6 +12,7 @@ import hashlib
 import secrets
 
 from backroom.clock import Clock
+from backroom.core.tenant_names import check_tenant_name
 from backroom.core.usage import DailyBudget
 from backroom.service.context import AppParts
 from backroom.store.protocol import Store, Tenant
@@ -53,7 +54,9 @@ async def issue_key(
     """Create tenant `name` (or update its caps) with a new key; return both.
 
     The key in clear exists only in the return value: print it once, then drop it.
+    Raises `InvalidTenantName` for a name outside `TENANT_NAME_PATTERN` or reserved.
     """
+    check_tenant_name(name)
     key = generate_api_key()
     tenant = Tenant(
         name=name,

@@ -11,9 +11,10 @@ from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from backroom.core.errors import ConfigError, IdempotencyConflict, QueueFull
+from backroom.core.errors import ConfigError, IdempotencyConflict, InvalidJson, QueueFull
 from backroom.core.idempotency import fingerprint
 from backroom.core.job import DEFAULT_QUEUE, DEFAULT_TENANT, JSON, NewJob, SubmitResult
+from backroom.core.plain_json import check_plain_json
 from backroom.core.usage import DailyBudget, day_start, next_day_start
 from backroom.service.callers import Caller
 from backroom.service.context import AppParts
@@ -57,8 +58,9 @@ def build_job(
     """Validate `submission` and build the `NewJob` the store takes.
 
     `max_active` caps the tenant's queued and running jobs (`QueueFull` beyond it).
-    Raises `ConfigError` for a task the app does not have (when it has any), and
-    `ValueError` for attempts below 1, a negative delay or a timeout not above 0.
+    Raises `ConfigError` for a task the app does not have (when it has any),
+    `InvalidJson` for an input or metadata that is not plain JSON (keys included), and
+    `ValueError` for attempts below 1, a negative delay or a timeout under 1 ms.
     """
     known = app.tasks.get(submission.task)
     if known is None and app.tasks:
@@ -67,6 +69,8 @@ def build_job(
     queue = submission.queue or (known.queue if known and known.queue else DEFAULT_QUEUE)
     policy = known.retry if known is not None and known.retry is not None else app.retry
     attempts = submission.max_attempts or policy.max_attempts
+    check_plain_json(submission.input, "input")
+    check_plain_json(submission.metadata, "metadata")
     timeout_s, delay_s = submission.timeout_s, submission.delay_s
     # A timeout is kept in whole milliseconds: below 1 ms it would round to 0 and every
     # attempt would time out at once.
@@ -141,7 +145,10 @@ async def submit_job(
     invalid = _invalid(app, submission, policy)
     if invalid is not None:
         return invalid
-    new = build_job(app, submission, tenant=caller.tenant, max_active=caller.max_queued)
+    try:
+        new = build_job(app, submission, tenant=caller.tenant, max_active=caller.max_queued)
+    except InvalidJson as error:
+        return invalid_field(("body", error.field), error.reason)
     spent = None
     if caller.daily_budget is not None and new.lane is not None:
         spent = await _budget_spent(app, caller, caller.daily_budget)

@@ -6,7 +6,6 @@ Requests are validated here (a bad field is a 422 naming it); responses are buil
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Annotated, Any
 
@@ -21,7 +20,9 @@ from pydantic import (
     model_validator,
 )
 
+from backroom.core.errors import InvalidJson
 from backroom.core.job import JobState
+from backroom.core.plain_json import check_plain_json
 from backroom.service.submit import Submission
 
 MIN_TIMEOUT_S = 0.001
@@ -35,9 +36,12 @@ def _encodable(value: str) -> str:
 
 
 def _plain_json(value: Any) -> Any:
-    # Python's JSON parser accepts NaN and Infinity, and lone surrogates in strings:
-    # refuse them here rather than fail while storing or hashing the job.
-    json.dumps(value, allow_nan=False, ensure_ascii=False).encode()
+    # Python's JSON parser accepts NaN and Infinity, and lone surrogates in strings and
+    # keys: refuse them here rather than store what no client can read back.
+    try:
+        check_plain_json(value, "the value")
+    except InvalidJson as error:
+        raise ValueError(error.reason) from None  # pydantic reports a ValueError as a 422
     return value
 
 
@@ -50,6 +54,9 @@ Name = Annotated[
 
 JsonValue = Annotated[Any, AfterValidator(_plain_json)]
 """Any JSON value without NaN, Infinity or lone surrogates."""
+
+JsonObject = Annotated[dict[str, Any], AfterValidator(_plain_json)]
+"""A JSON object whose keys are checked as strictly as its values."""
 
 
 class SubmitRequest(BaseModel):
@@ -75,7 +82,7 @@ class SubmitRequest(BaseModel):
     delay_s: float = Field(
         0, ge=0, le=31_536_000, allow_inf_nan=False, description="Wait before the first attempt."
     )
-    metadata: dict[str, JsonValue] = Field(
+    metadata: JsonObject = Field(
         default_factory=dict, description="Free-form labels stored with the job."
     )
 
