@@ -7,84 +7,27 @@ cleanly on SIGTERM.
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
-import httpx
 import pytest
+from server_process import Server, serve_process
 from typer.testing import CliRunner
 
 from backroom import JobState
 from backroom.cli.main import cli
 from backroom.client import Client, Unauthorized
-from backroom.clock import SystemClock
 
 pytestmark = pytest.mark.slow
-
-STARTUP_DEADLINE_MS = 20_000
-CLI_STARTER = "from backroom.cli.main import main; main()"
-
-
-@dataclass(frozen=True)
-class Server:
-    """A running `backroom serve`: its URL and the key it printed."""
-
-    url: str
-    key: str
-
-
-def _read_welcome(process: subprocess.Popen[str]) -> tuple[str, str]:
-    """The URL and key lines the server prints first (EOF means it died)."""
-    assert process.stdout is not None
-    url = key = ""
-    while not (url and key):
-        line = process.stdout.readline()
-        assert line, "the server exited before printing its URL and key"
-        if line.startswith("backroom is serving "):
-            url = line.split()[3]
-        if "export BACKROOM_API_KEY=" in line:
-            key = line.split("=", 1)[1].strip()
-    return url, key
-
-
-def _wait_until_healthy(url: str, process: subprocess.Popen[str]) -> None:
-    clock = SystemClock()
-    deadline = clock.now() + STARTUP_DEADLINE_MS
-    while clock.now() < deadline:
-        assert process.poll() is None, "the server exited during start-up"
-        try:
-            if httpx.get(f"{url}/healthz", timeout=1).status_code == 200:
-                return
-        except httpx.TransportError:
-            time.sleep(0.05)  # a real process is starting: poll it, up to the deadline
-    pytest.fail(f"the server at {url} did not become healthy in time")
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """A server process on a free loopback port; stopped with SIGTERM at the end."""
     folder: Path = tmp_path_factory.mktemp("server")
-    command = [sys.executable, "-c", CLI_STARTER, "serve", "--port", "0"]
-    command += ["--db", f"sqlite:///{folder / 'server.db'}", "--log-level", "warning"]
-    with (folder / "stderr.txt").open("w") as errors:
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True)
-    try:
-        url, key = _read_welcome(process)
-        _wait_until_healthy(url, process)
-        yield Server(url, key)
-        process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=30) == 0, (folder / "stderr.txt").read_text()
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
-        if process.stdout is not None:
-            process.stdout.close()
+    database = f"sqlite:///{folder / 'server.db'}"
+    with serve_process(folder, "--db", database, "--log-level", "warning") as server:
+        yield server
 
 
 def test_the_client_submits_and_waits_for_jobs(server: Server) -> None:

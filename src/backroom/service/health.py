@@ -7,18 +7,22 @@ import logging
 from backroom.core.errors import StoreError
 from backroom.service.context import AppParts
 from backroom.service.replies import Reply, problem
+from backroom.store.protocol import WriteCheck
 
 _log = logging.getLogger(__name__)
 
 
 async def readiness(app: AppParts) -> Reply:
-    """200 when the store answers a query, 503 when it does not."""
+    """200 when the store answers a query and can write, 503 when it cannot."""
+    store = app.store
     try:
-        await app.store.get(0)
+        await store.get(0)
+        if isinstance(store, WriteCheck):
+            await store.check_writable()
     except StoreError as error:
         # Public: the cause (a database host and port, a path) goes to the log only.
-        _log.warning("not ready, the store is unreachable: %s", error)
-        return problem(503, "the store is unreachable", kind="store-unavailable")
+        _log.warning("not ready, the store cannot serve: %s", error)
+        return problem(503, "the store is unavailable", kind="store-unavailable")
     return Reply(200, {"status": "ready"})
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from backroom.core.job import JSON, Attempt, Job, JobEvent, JobState, Lease, NewJob, SubmitResult
 from backroom.core.lane_settlement import LaneSettlement
@@ -261,3 +261,14 @@ class Store(Protocol):
 
     async def usage_groups(self, query: UsageQuery) -> list[UsageGroup]:
         """Usage summed per tenant and model, or tenant and UTC day; in that order."""
+
+
+@runtime_checkable
+class WriteCheck(Protocol):
+    """A store that can be unable to write while it still reads: SQLite on a full disk.
+
+    Readiness asks it; a store without this method writes whenever it can be reached.
+    """
+
+    async def check_writable(self) -> None:
+        """Raise `StoreUnavailable` while writes would fail; return once they would not."""

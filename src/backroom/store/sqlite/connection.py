@@ -38,11 +38,29 @@ SYNCHRONOUS_LEVELS = frozenset({"OFF", "NORMAL", "FULL", "EXTRA"})
 _BUSY_ATTEMPTS = 5
 
 
+# A write that must find fresh pages to commit: what tells, after the database was
+# found full, whether space has come back (see `SqliteDatabase.check_writable`).
+_PROBE_BYTES = 64 * 1024
+_PROBE = (
+    "CREATE TABLE backroom_space_probe (filler BLOB)",
+    f"INSERT INTO backroom_space_probe VALUES (zeroblob({_PROBE_BYTES}))",
+    "DROP TABLE backroom_space_probe",
+)
+
+
+def _primary_code(error: BaseException) -> int:
+    # Errors raised by the sqlite3 module itself, not by SQLite, carry no code.
+    return getattr(error, "sqlite_errorcode", 0) & 0xFF
+
+
 def _is_busy(error: sqlite3.Error) -> bool:
     """True when `error` means another connection holds a lock we need."""
-    # Errors raised by the sqlite3 module itself, not by SQLite, carry no code.
-    primary_code = getattr(error, "sqlite_errorcode", 0) & 0xFF
-    return primary_code in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+    return _primary_code(error) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+
+
+def _probe_free_space(connection: sqlite3.Connection) -> None:
+    for statement in _PROBE:
+        connection.execute(statement)
 
 
 @dataclass(slots=True)
@@ -82,6 +100,8 @@ class SqliteDatabase:
         self._closed = False
         self._pending: list[_Write] = []
         self._committer: asyncio.Task[None] | None = None
+        # Set when a write found the database full; `check_writable` clears it.
+        self._full = False
 
     async def write(self, work: Work[T]) -> T:
         """Run `work` in a write transaction on the database thread; return its result.
@@ -111,9 +131,19 @@ class SqliteDatabase:
                     if done.error is None:
                         call.future.set_result(done.value)
                     else:
-                        call.future.set_exception(done.error)
+                        call.future.set_exception(self._store_error(done.error))
         finally:
             self._committer = None
+
+    async def check_writable(self) -> None:
+        """Raise `StoreUnavailable` while the database cannot take writes.
+
+        Only once a write found it full (the disk, or `max_page_count`): then a write
+        that needs fresh pages probes whether space has come back, and clears the mark.
+        """
+        if self._full:
+            await self.write(_probe_free_space)
+            self._full = False
 
     async def read(self, work: Work[T]) -> T:
         """Run `work`, which only reads, on the database thread; return its result."""
@@ -139,7 +169,7 @@ class SqliteDatabase:
             except sqlite3.Error as error:
                 busy_attempts_left -= 1
                 if not _is_busy(error):
-                    raise StoreError(f"SQLite: {error}") from error
+                    raise self._store_error(error) from error
                 if busy_attempts_left == 0:
                     raise StoreUnavailable(f"SQLite database {self._path} stayed locked") from error
 
@@ -157,6 +187,22 @@ class SqliteDatabase:
                 connection.execute("ROLLBACK")
             raise
         return result
+
+    def _store_error(self, error: BaseException) -> BaseException:
+        """The store's error for what a call raised: SQLite's errors become `StoreError`,
+        and a full database `StoreUnavailable` (it may take writes again later)."""
+        if not isinstance(error, sqlite3.Error):
+            return error
+        if _primary_code(error) == sqlite3.SQLITE_FULL:
+            self._full = True
+            converted: StoreError = StoreUnavailable(
+                f"SQLite database {self._path} is full (its disk, or max_page_count): "
+                "nothing was stored"
+            )
+        else:
+            converted = StoreError(f"SQLite: {error}")
+        converted.__cause__ = error
+        return converted
 
     def _connect(self) -> sqlite3.Connection:
         if self._connection is not None:
@@ -188,18 +234,16 @@ def _run_group(group: list[_Write], connection: sqlite3.Connection) -> list[_Don
         try:
             value = call.work(connection)
         except Exception as error:
+            if not connection.in_transaction:
+                # SQLite rolled the whole transaction back (a full disk can): nothing of
+                # the group is stored, so every call of it fails.
+                raise
             connection.execute("ROLLBACK TO call")
             connection.execute("RELEASE call")
             if isinstance(error, sqlite3.Error) and _is_busy(error):
                 raise  # the lock was lost: retry the whole group
-            results.append(_Done(error=_as_store_error(error)))
+            results.append(_Done(error=error))
             continue
         connection.execute("RELEASE call")
         results.append(_Done(value=value))
     return results
-
-
-def _as_store_error(error: Exception) -> Exception:
-    if isinstance(error, sqlite3.Error):
-        return StoreError(f"SQLite: {error}")
-    return error

@@ -247,6 +247,10 @@ class SqliteStore(SqliteLlmMethods):
             lambda connection: tenants_sql.revoke_keys(connection, tenant, now)
         )
 
+    async def check_writable(self) -> None:
+        """Raise `StoreUnavailable` while the database is full (see `WriteCheck`)."""
+        await self._database.check_writable()
+
     def on_new_work(self, callback: Callable[[], None]) -> None:
         """Call `callback` on the event loop after this store queues claimable work."""
         self._new_work_callbacks.append(callback)
