@@ -20,10 +20,14 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench
 	$(VENV)/bin/ruff format --check src tests bench
-	$(VENV)/bin/mypy --strict src
+	$(VENV)/bin/mypy --strict src bench
+	@# Test directories are not packages (pytest imports their helpers by file name),
+	@# so two conftest.py would clash in one run: each directory is checked on its own.
+	@for tree in tests/conftest.py $(wildcard tests/*/); do \
+		$(VENV)/bin/mypy --strict $$tree || exit 1; \
+	done
 
 bench: $(STAMP)
-	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) -m bench.sqlite_throughput
 	$(PY) -m bench.api_throughput
 

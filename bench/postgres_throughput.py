@@ -105,7 +105,7 @@ async def backroom_pickup(url: str, samples: int) -> list[float]:
                 # Let the job finish and the worker fall idle again before the next one.
                 while (stored := await app.get(job.id)).result is None:
                     await clock.sleep(20)
-                return (stored.result - submitted_ns) / 1e6
+                return float(stored.result - submitted_ns) / 1e6
 
             await handler_started_after(time.perf_counter_ns())  # the worker is up
             for _ in range(samples):

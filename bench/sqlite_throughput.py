@@ -51,7 +51,7 @@ def processing_window(db: Path) -> float:
         first, last = connection.execute(
             "SELECT MIN(started_at), MAX(finished_at) FROM attempts"
         ).fetchone()
-    return (last - first) / 1000
+    return float(last - first) / 1000
 
 
 def process_backroom(db: Path, processes: int) -> tuple[float, float]:
@@ -70,7 +70,7 @@ def huey_run(db: Path, jobs: int) -> tuple[float, float]:
     """(enqueue seconds, processing seconds) for huey's SqliteHuey, one consumer loop."""
     huey = SqliteHuey(filename=str(db))
 
-    @huey.task()
+    @huey.task()  # type: ignore[untyped-decorator]  # huey ships no types
     def noop(payload: int) -> None:
         return None
 

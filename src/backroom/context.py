@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 import logging
 from collections.abc import Awaitable, Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 from backroom.clock import Clock
 from backroom.core.errors import LeaseLost, OnceUncertain, StoreUnavailable
@@ -57,6 +57,12 @@ class JobContext:
         )
         if not stored:
             raise LeaseLost(f"job {self._job.id} is no longer held by this attempt")
+
+    @overload
+    async def once(self, name: str, effect: Callable[[], Awaitable[T]]) -> T | Any: ...
+
+    @overload
+    async def once(self, name: str, effect: Callable[[], T]) -> T | Any: ...
 
     async def once(self, name: str, effect: Callable[[], Awaitable[T] | T]) -> T | Any:
         """Run `effect` at most once for this job and `name`, across retries and crashes.

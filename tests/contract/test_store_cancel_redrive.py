@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from contract_support import BOOM, LEASE_MS, T0, WORKER, running, submit
 
@@ -13,7 +15,7 @@ from backroom.store.protocol import RedriveFilter, Store
 LATER = T0 + 5_000
 
 
-async def failed(store: Store, **fields: object) -> Job:
+async def failed(store: Store, **fields: Any) -> Job:
     """A job that failed for good on its first attempt."""
     job = await running(store, **fields)
     await store.finish([(job.lease, Failed(BOOM))], T0 + 1)

@@ -160,10 +160,11 @@ def test_workers_survive_the_server_terminating_all_their_sessions(
     terminated = []
     try:
         for share in (3, 3 * 2):
-            wait_until(
-                lambda share=share: job_states(db_url).get("succeeded", 0) >= jobs * share // 10,
-                f"{share}0% of the jobs to succeed",
-            )
+
+            def enough_succeeded(share: int = share) -> bool:
+                return job_states(db_url).get("succeeded", 0) >= jobs * share // 10
+
+            wait_until(enough_succeeded, f"{share}0% of the jobs to succeed")
             (row,) = fetch(db_url, TERMINATE_WORKER_SESSIONS)
             terminated.append(row["terminated"])
         wait_until(lambda: job_states(db_url) == {"succeeded": jobs}, "every job to succeed")

@@ -30,12 +30,12 @@ async def job_rows_per_table(url: str) -> dict[str, int]:
             for table in JOB_TABLES:
                 (counts[table],) = connection.execute(f"SELECT count(*) FROM {table}").fetchone()
         return counts
-    connection = await asyncpg.connect(url)
+    postgres = await asyncpg.connect(url)
     try:
         for table in JOB_TABLES:
-            counts[table] = await connection.fetchval(f"SELECT count(*) FROM {table}")
+            counts[table] = await postgres.fetchval(f"SELECT count(*) FROM {table}")
     finally:
-        await connection.close()
+        await postgres.close()
     return counts
 
 

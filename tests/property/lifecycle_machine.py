@@ -288,4 +288,4 @@ class LifecycleMachine(RuleBasedStateMachine):
             return Failed(BOOM)
         if kind is Deferred:
             return Deferred(self.now + delay)
-        return kind()
+        return Cancelled() if kind is Cancelled else Released()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from typing import Any
 
 import pytest
 
@@ -153,9 +154,9 @@ def test_heartbeat_is_refused_unless_running(state: JobState) -> None:
         transitions.heartbeat(job_in(state), NOW, LEASE_MS)
 
 
-LEASE_CLEARED = {"lease_expires_at": None, "worker_id": None, "updated_at": NOW}
+LEASE_CLEARED: dict[str, Any] = {"lease_expires_at": None, "worker_id": None, "updated_at": NOW}
 
-FINISH_TABLE: list[tuple[Outcome, dict[str, object]]] = [
+FINISH_TABLE: list[tuple[Outcome, dict[str, Any]]] = [
     (
         Succeeded({"summary": "short"}),
         {"state": S, "result": {"summary": "short"}, "finished_at": NOW, "error": None},
@@ -172,7 +173,7 @@ FINISH_TABLE: list[tuple[Outcome, dict[str, object]]] = [
     ("outcome", "changes"), FINISH_TABLE, ids=[type(o).__name__ for o, _ in FINISH_TABLE]
 )
 def test_finish_applies_each_outcome_field_by_field(
-    outcome: Outcome, changes: dict[str, object]
+    outcome: Outcome, changes: dict[str, Any]
 ) -> None:
     job = running_job(attempt=2)
     finished = transitions.finish(job, outcome, NOW)
@@ -212,7 +213,7 @@ def test_finish_is_refused_unless_running(state: JobState, outcome: Outcome) -> 
 
 def test_finish_refuses_an_unknown_outcome() -> None:
     with pytest.raises(IllegalTransition, match="unknown outcome"):
-        transitions.finish(running_job(), "done", NOW)
+        transitions.finish(running_job(), "done", NOW)  # type: ignore[arg-type]  # on purpose
 
 
 EXPIRED_AT = CLAIMED_AT + LEASE_MS

@@ -98,9 +98,10 @@ def test_a_short_bucket_denies_and_pauses_the_lane_until_it_suffices(
 ) -> None:
     state, decision = acquire(start, LIMITS, estimate, T0)
     assert decision == denied
+    assert denied.ready_at is not None
     assert state == dataclasses.replace(start, paused_until=denied.ready_at)
     # At that time, the same call fits.
-    _, retried = acquire(state, LIMITS, estimate, denied.ready_at or 0)
+    _, retried = acquire(state, LIMITS, estimate, denied.ready_at)
     assert isinstance(retried, Grant)
 
 

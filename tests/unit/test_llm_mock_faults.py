@@ -78,7 +78,7 @@ def test_a_scripted_status_answer_keeps_the_given_headers() -> None:
     assert response.status_code == 429
     assert response.headers["retry-after"] == "7"
     assert response.headers["x-ratelimit-limit-requests"] == "5"
-    assert json.loads(response.body) == {
+    assert json.loads(bytes(response.body)) == {
         "error": {
             "message": "Scripted fault: HTTP 429 for this request.",
             "type": "requests",
@@ -90,7 +90,7 @@ def test_a_scripted_status_answer_keeps_the_given_headers() -> None:
 
 def test_insufficient_quota_looks_like_openais() -> None:
     response = fault_response(Fault("insufficient_quota"), now=NOW, headers={})
-    error = json.loads(response.body)["error"]
+    error = json.loads(bytes(response.body))["error"]
     assert response.status_code == 429
     assert error["type"] == error["code"] == "insufficient_quota"
     assert "exceeded your current quota" in error["message"]

@@ -68,7 +68,7 @@ def test_a_refusal_is_a_429_with_retry_after_in_seconds_and_milliseconds() -> No
     assert response.headers["retry-after"] == "2"
     assert response.headers["retry-after-ms"] == "1500"
     assert response.headers["x-extra"] == "1"
-    error = json.loads(response.body)["error"]
+    error = json.loads(bytes(response.body))["error"]
     assert error["code"] == "rate_limit_exceeded"
     assert error["type"] == "requests"
     assert error["message"] == (
@@ -82,7 +82,7 @@ def test_a_call_too_large_to_ever_fit_is_told_not_to_retry() -> None:
     assert response.status_code == 429
     assert response.headers["x-should-retry"] == "false"
     assert "retry-after" not in response.headers
-    assert json.loads(response.body)["error"]["message"] == (
+    assert json.loads(bytes(response.body))["error"]["message"] == (
         "Request too large for m on tokens per min: Limit 100, Requested 150."
     )
 
