@@ -9,6 +9,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from backroom import App, StoreUnavailable, run_until_idle
 from backroom.api import ApiSettings, create_api
+from backroom.core.job import Job
+from backroom.store.protocol import JobFilter
 from backroom.store.sqlite.store import SqliteStore
 
 
@@ -24,7 +26,7 @@ class _UnreachableStore(SqliteStore):
     async def get(self, job_id: int, tenant: str | None = None) -> None:
         raise StoreUnavailable(INFRASTRUCTURE)
 
-    async def list_jobs(self, where: object = None) -> list[object]:
+    async def list_jobs(self, where: JobFilter) -> list[Job]:
         raise StoreUnavailable(INFRASTRUCTURE)
 
 
