@@ -15,7 +15,7 @@ import pytest
 from pgbouncer_process import PgBouncer, store_url
 
 from backroom import App
-from backroom.runtime.worker import WorkerConfig
+from backroom.runtime.worker_config import WorkerConfig
 from backroom.store.postgres import leases
 from backroom.store.postgres.database import PostgresDatabase, PostgresSettings
 

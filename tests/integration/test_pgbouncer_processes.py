@@ -172,7 +172,7 @@ def test_an_idle_worker_is_woken_for_new_work_not_found_by_polling(
 
         def succeeded(job_id: int = job_id) -> bool:
             rows = fetch(direct_url, f"SELECT state FROM jobs WHERE id = {job_id}")
-            return rows[0]["state"] == "succeeded"
+            return bool(rows[0]["state"] == "succeeded")
 
         # The first job may be taken by the worker's first claim; the others, submitted
         # once it idles until its next poll in 600 s, only by a wake-up.
