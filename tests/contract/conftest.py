@@ -1,6 +1,7 @@
 """The `store` fixture: every contract test runs once per backend, unchanged.
 
-SQLite gets a fresh file per test. PostgreSQL gets one database per session (see
+SQLite gets a fresh file per test, memory fresh tables (shared by every store the test
+opens, as a file is). PostgreSQL gets one database per session (see
 `postgres_url` in tests/conftest.py), migrated, with every table but schema_version
 emptied before each test. No backend may skip a test; the PostgreSQL runs skip only
 when the server is unreachable, and fail then too under BACKROOM_REQUIRE_POSTGRES=1.
@@ -17,6 +18,7 @@ import asyncpg
 import pytest
 from contract_support import Backend
 
+from backroom.store.memory import MemoryStore, MemoryTables
 from backroom.store.protocol import Store
 from backroom.store.sqlite.store import SqliteStore
 
@@ -51,7 +53,7 @@ def postgres_store_class(missing_postgres: Callable[[str], NoReturn]) -> Callabl
     return from_url
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(params=["sqlite", "postgres", "memory"])
 def database(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str]:
     """(backend name, database location) for one contract test, on each backend in turn.
 
@@ -59,6 +61,8 @@ def database(request: pytest.FixtureRequest, tmp_path: Path) -> tuple[str, str]:
     """
     if request.param == "sqlite":
         return "sqlite", str(tmp_path / "contract.db")
+    if request.param == "memory":
+        return "memory", ""
     return "postgres", request.getfixturevalue("postgres_url")
 
 
@@ -70,6 +74,9 @@ async def backend(
     name, location = database
     if name == "sqlite":
         chosen = Backend(lambda: SqliteStore(location))
+    elif name == "memory":
+        tables = MemoryTables()
+        chosen = Backend(lambda: MemoryStore(tables))
     else:
         from_url = postgres_store_class(missing_postgres)
         chosen = Backend(lambda: from_url(location))

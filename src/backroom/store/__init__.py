@@ -24,7 +24,8 @@ __all__ = [
 
 
 def open_store(url: str) -> Store:
-    """A store for `url`: `sqlite:///path.db`, `sqlite://:memory:` or `postgresql://...`."""
+    """A store for `url`: `sqlite:///path.db`, `sqlite://:memory:`, `postgresql://...`,
+    or `memory://` (in process memory, not durable: for tests)."""
     if url.startswith("sqlite:"):
         from backroom.store.sqlite.store import SqliteStore
 
@@ -33,4 +34,10 @@ def open_store(url: str) -> Store:
         from backroom.store.postgres.store import PostgresStore
 
         return PostgresStore.from_url(url)
-    raise ConfigError(f"unsupported database URL {url!r}: use sqlite:///FILE or postgresql://...")
+    if url.startswith("memory:"):
+        from backroom.store.memory.store import MemoryStore
+
+        return MemoryStore.from_url(url)
+    raise ConfigError(
+        f"unsupported database URL {url!r}: use sqlite:///FILE, postgresql://... or memory://"
+    )

@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
-import dataclasses
 import sqlite3
 from collections.abc import Sequence
 
 from backroom.core import transitions
-from backroom.core.errors import IdempotencyConflict, QueueFull, StoreError
+from backroom.core.errors import StoreError
 from backroom.core.job import Job, JobState, NewJob, SubmitResult
 from backroom.core.transitions import new_job
 from backroom.store.protocol import RedriveFilter
 from backroom.store.rows import dump_json, error_columns, job_from_row
 from backroom.store.sqlite.history import record_transitions
 from backroom.store.sqlite.queries import count_active, get_job
+from backroom.store.submission import plan_submissions
 
 _INSERT_JOB = """
 INSERT INTO jobs (tenant, task, queue, priority, state, input, max_attempts, timeout_ms,
@@ -38,78 +38,24 @@ RETURNING *
 """
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class _Pick:
-    """What one submission resolved to: a job already stored, or the n-th job inserted."""
-
-    created: bool
-    stored: Job | None = None
-    inserted: int = -1
-
-
-class _Submission:
-    """One batch of submissions, resolved against the stored idempotency keys."""
-
-    def __init__(self, connection: sqlite3.Connection) -> None:
-        self._connection = connection
-        self.inserts: list[NewJob] = []
-        self.picks: list[_Pick] = []
-        self._by_key: dict[tuple[str, str], _Pick] = {}
-        self._active: dict[str, int] = {}
-
-    def add(self, new: NewJob) -> None:
-        """Resolve one submission: reuse the job its key names, or plan an insert."""
-        if new.idempotency_key is None:
-            self.picks.append(self._insert(new))
-            return
-        key = (new.tenant, new.idempotency_key)
-        earlier = self._by_key.get(key) or self._stored(key)
-        if earlier is None:
-            pick = self._insert(new)
-        elif self._fingerprint(earlier) == new.fingerprint:
-            pick = dataclasses.replace(earlier, created=False)
-        else:
-            raise IdempotencyConflict(new.idempotency_key, self._job_id(earlier))
-        self._by_key[key] = pick
-        self.picks.append(pick)
-
-    def _insert(self, new: NewJob) -> _Pick:
-        if new.max_active is not None:
-            active = self._active.get(new.tenant)
-            if active is None:
-                active = count_active(self._connection, new.tenant)
-            if active >= new.max_active:
-                raise QueueFull(new.tenant, new.max_active)
-            self._active[new.tenant] = active + 1
-        self.inserts.append(new)
-        return _Pick(created=True, inserted=len(self.inserts) - 1)
-
-    def _stored(self, key: tuple[str, str]) -> _Pick | None:
-        row = self._connection.execute(_FIND_BY_KEY, key).fetchone()
-        return None if row is None else _Pick(created=False, stored=job_from_row(row))
-
-    def _fingerprint(self, pick: _Pick) -> str | None:
-        return pick.stored.fingerprint if pick.stored else self.inserts[pick.inserted].fingerprint
-
-    def _job_id(self, pick: _Pick) -> int:
-        # A key repeated within one batch names a job not inserted yet: there is no id.
-        return pick.stored.id if pick.stored else 0
+def _stored(connection: sqlite3.Connection, tenant: str, key: str) -> Job | None:
+    row = connection.execute(_FIND_BY_KEY, (tenant, key)).fetchone()
+    return None if row is None else job_from_row(row)
 
 
 def submit_many(
     connection: sqlite3.Connection, jobs: Sequence[NewJob], now: int
 ) -> list[SubmitResult]:
     """Store the new jobs and return each submission's job, created or found by its key."""
-    submission = _Submission(connection)
-    for new in jobs:
-        submission.add(new)
-    inserted = _insert_jobs(connection, submission.inserts, now)
+    plan = plan_submissions(
+        jobs,
+        lambda tenant, key: _stored(connection, tenant, key),
+        lambda tenant: count_active(connection, tenant),
+    )
+    inserted = _insert_jobs(connection, plan.inserts, now)
     transition = transitions.submitted(now)
     record_transitions(connection, ((job.id, transition) for job in inserted))
-    return [
-        SubmitResult(pick.stored or inserted[pick.inserted], pick.created)
-        for pick in submission.picks
-    ]
+    return plan.results(inserted)
 
 
 def _insert_jobs(connection: sqlite3.Connection, jobs: Sequence[NewJob], now: int) -> list[Job]:

@@ -19,11 +19,12 @@ for: those jobs would only be given back, unstarted, by the worker's lane check.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from backroom.core import transitions
 from backroom.core.job import Job, Lease
 from backroom.core.lifecycle import RunningFacts
+from backroom.store.claim_order import in_claim_order, queue_precedence
 from backroom.store.protocol import HeartbeatResult
 from backroom.store.rows import dump_json, job_from_row
 from backroom.store.sqlite.finish import end_attempts
@@ -110,8 +111,7 @@ def queue_order(connection: sqlite3.Connection, queues: Sequence[str]) -> list[s
     `interactive` first and `batch` last."""
     if queues:
         return list(queues)
-    found = [row[0] for row in connection.execute(_QUEUES)]
-    return sorted(found, key=lambda queue: (queue != "interactive", queue == "batch", queue))
+    return queue_precedence(row[0] for row in connection.execute(_QUEUES))
 
 
 def claim(
@@ -135,23 +135,13 @@ def claim(
             "worker": lease.worker_id,
         }
         rows = connection.execute(_CLAIM, parameters).fetchall()
-        claimed += _in_claim_order(job_from_row(row) for row in rows)
+        # RETURNING gives rows in no promised order.
+        claimed += in_claim_order(job_from_row(row) for row in rows)
         if len(claimed) == limit:
             break
     open_attempts(connection, claimed)
     record_transitions(connection, ((job.id, transition) for job in claimed))
     return claimed
-
-
-def _in_claim_order(jobs: Iterable[Job]) -> list[Job]:
-    """Jobs of one queue in claim order (RETURNING gives rows in no promised order)."""
-    rounds: dict[tuple[str, int], int] = {}
-    ranked = []
-    for job in sorted(jobs, key=lambda job: (job.run_at, job.id)):
-        tenant_level = (job.tenant, job.priority)
-        rounds[tenant_level] = rounds.get(tenant_level, 0) + 1
-        ranked.append((-job.priority, rounds[tenant_level], job.run_at, job.id, job))
-    return [entry[-1] for entry in sorted(ranked, key=lambda entry: entry[:4])]
 
 
 def heartbeat(

@@ -1,0 +1,111 @@
+"""Claiming due jobs in memory, in the SQLite store's claim order.
+
+Queue by queue in the order the worker lists them (all queues: `interactive` first,
+`batch` last); within a queue each tenant offers its first due jobs (at most the
+claim's limit) outside closed lanes, by priority, due time and id; these are ranked by
+priority (highest first), then round robin among tenants, then due time, then id, and
+no more of a lane's jobs are taken than the lane has room for. A claim adds one to
+each job's fencing token.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections import Counter
+from collections.abc import Iterator, Sequence
+
+from backroom.core.job import Job, JobState
+from backroom.store.claim_order import in_claim_order, queue_precedence
+from backroom.store.memory.history import open_attempt, record_event
+from backroom.store.memory.lanes import lane_rooms
+from backroom.store.memory.tables import ClaimKey, JobRow, MemoryTables
+from backroom.store.rows import Reason, job_from_row
+
+
+def queue_order(tables: MemoryTables, queues: Sequence[str]) -> list[str]:
+    """The queues to claim from, in order: as listed, or every queue with queued jobs,
+    `interactive` first and `batch` last."""
+    if queues:
+        return list(queues)
+    return queue_precedence(tables.claimable)
+
+
+def _due(keys: list[ClaimKey], now: int) -> Iterator[ClaimKey]:
+    """The due keys of one tenant, in order; the not-yet-due rest of a priority is skipped."""
+    position = 0
+    while position < len(keys):
+        key = keys[position]
+        if key[1] <= now:
+            yield key
+            position += 1
+        else:  # every later key of this priority is due later still
+            position = bisect.bisect_left(keys, (key[0] + 1,), position)
+
+
+def _candidates(
+    tables: MemoryTables, queue: str, limit: int, closed: set[str], now: int
+) -> list[JobRow]:
+    """Each tenant's first `limit` due jobs of `queue` outside the closed lanes."""
+    found: list[JobRow] = []
+    for keys in tables.claimable.get(queue, {}).values():
+        offered = 0
+        for key in _due(keys, now):
+            row = tables.jobs[key[2]]
+            if row.lane is not None and row.lane in closed:
+                continue
+            found.append(row)
+            offered += 1
+            if offered == limit:
+                break
+    return found
+
+
+def _pick(tables: MemoryTables, queue: str, limit: int, now: int) -> list[JobRow]:
+    """The jobs one queue gives a claim of at most `limit` jobs, in claim order."""
+    rooms = lane_rooms(tables, now, limit)
+    closed = {lane for lane, room in rooms.items() if room == 0}
+    taken: Counter[str | None] = Counter()
+    picked: list[JobRow] = []
+    for row in in_claim_order(_candidates(tables, queue, limit, closed, now)):
+        taken[row.lane] += 1
+        if row.lane in rooms and taken[row.lane] > rooms[row.lane]:
+            continue
+        picked.append(row)
+        if len(picked) == limit:
+            break
+    # The SQLite store orders what it took by the turns among those jobs alone.
+    return in_claim_order(picked)
+
+
+def _start(tables: MemoryTables, row: JobRow, worker_id: str, lease_ms: int, now: int) -> None:
+    with tables.changing(row):
+        row.state = JobState.RUNNING
+        row.attempt += 1
+        row.lease_token += 1
+        row.lease_expires_at = now + lease_ms
+        row.worker_id = worker_id
+        row.started_at = row.updated_at = now
+        row.cancel_requested = False
+        row.lane_grant = None
+    open_attempt(tables, row)
+    record_event(tables, row.id, now, JobState.QUEUED, JobState.RUNNING, Reason.CLAIMED)
+
+
+def claim(
+    tables: MemoryTables,
+    queues: Sequence[str],
+    limit: int,
+    worker_id: str,
+    lease_ms: int,
+    now: int,
+) -> list[Job]:
+    """Take up to `limit` due queued jobs from `queues` under fresh leases, in claim order."""
+    claimed: list[JobRow] = []
+    for queue in queue_order(tables, queues):
+        picked = _pick(tables, queue, limit - len(claimed), now)
+        for row in picked:
+            _start(tables, row, worker_id, lease_ms, now)
+        claimed += picked
+        if len(claimed) == limit:
+            break
+    return [job_from_row(row) for row in claimed]

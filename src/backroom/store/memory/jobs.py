@@ -1,0 +1,99 @@
+"""Changes callers make to jobs in memory: submit, cancel and redrive."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from backroom.core.job import Job, JobState, NewJob, SubmitResult
+from backroom.core.transitions import new_job
+from backroom.store.memory.history import record_event
+from backroom.store.memory.queries import visible_row
+from backroom.store.memory.tables import JobRow, MemoryTables
+from backroom.store.protocol import RedriveFilter
+from backroom.store.rows import Reason, dump_json, job_from_row
+from backroom.store.submission import plan_submissions
+
+
+def _stored(tables: MemoryTables, tenant: str, key: str) -> Job | None:
+    job_id = tables.by_key.get((tenant, key))
+    return None if job_id is None else job_from_row(tables.jobs[job_id])
+
+
+def _row(job_id: int, new: NewJob, now: int) -> JobRow:
+    return JobRow(
+        id=job_id,
+        tenant=new.tenant,
+        task=new.task,
+        queue=new.queue,
+        priority=new.priority,
+        state=JobState.QUEUED,
+        input=dump_json(new.input),
+        max_attempts=new.max_attempts,
+        timeout_ms=new.timeout_ms,
+        run_at=new.run_at,
+        created_at=now,
+        updated_at=now,
+        idempotency_key=new.idempotency_key,
+        fingerprint=new.fingerprint,
+        metadata=dump_json(new.metadata),
+        lane=new.lane,
+    )
+
+
+def submit_many(tables: MemoryTables, jobs: Sequence[NewJob], now: int) -> list[SubmitResult]:
+    """Store the new jobs and return each submission's job, created or found by its key."""
+    plan = plan_submissions(
+        jobs, lambda tenant, key: _stored(tables, tenant, key), lambda tenant: tables.active[tenant]
+    )
+    # Every row is built (its JSON encoded) before any is stored: all or nothing.
+    first_id = tables.last_job_id + 1
+    rows = [_row(job_id, new, now) for job_id, new in enumerate(plan.inserts, first_id)]
+    for row in rows:
+        tables.insert_job(row)
+        record_event(tables, row.id, now, None, JobState.QUEUED, Reason.SUBMITTED)
+    # The rows hold exactly what `new_job` builds, as the SQL stores return it.
+    inserted = [new_job(row.id, new, now) for row, new in zip(rows, plan.inserts, strict=True)]
+    return plan.results(inserted)
+
+
+def cancel(tables: MemoryTables, job_id: int, now: int, tenant: str | None) -> Job | None:
+    """Cancel a queued job, flag a running one for its worker; leave finished ones be."""
+    row = visible_row(tables, job_id, tenant)
+    if row is None or row.state.terminal:
+        return None if row is None else job_from_row(row)
+    if row.state is JobState.RUNNING:
+        row.cancel_requested = True
+        row.updated_at = now
+        return job_from_row(row)
+    with tables.changing(row):
+        row.state = JobState.CANCELLED
+        row.finished_at = row.updated_at = now
+    record_event(tables, job_id, now, JobState.QUEUED, JobState.CANCELLED, Reason.CANCELLED)
+    return job_from_row(row)
+
+
+def _redrivable(row: JobRow, where: RedriveFilter, job_ids: frozenset[int]) -> bool:
+    return (
+        row.state is JobState.FAILED
+        and where.tenant in (None, row.tenant)
+        and where.task in (None, row.task)
+        and where.queue in (None, row.queue)
+        and (not job_ids or row.id in job_ids)
+    )
+
+
+def redrive(tables: MemoryTables, where: RedriveFilter, now: int) -> list[Job]:
+    """Send the failed jobs `where` names back to the queue with a fresh attempt budget."""
+    job_ids = frozenset(where.job_ids)
+    named = (tables.jobs.get(job_id) for job_id in sorted(job_ids)) if job_ids else None
+    candidates = tables.jobs.values() if named is None else (row for row in named if row)
+    chosen = [row for row in candidates if _redrivable(row, where, job_ids)]
+    for row in chosen:
+        with tables.changing(row):
+            row.state = JobState.QUEUED
+            row.attempt = 0
+            row.run_at = row.updated_at = now
+            row.finished_at = row.error_kind = row.error_message = None
+            row.cancel_requested = False
+        record_event(tables, row.id, now, JobState.FAILED, JobState.QUEUED, Reason.REDRIVE)
+    return [job_from_row(row) for row in chosen]

@@ -1,0 +1,122 @@
+"""Read-only calls on the memory tables: jobs, their history, and queue health."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from backroom.core.job import Attempt, Job, JobEvent, JobState
+from backroom.store.memory.lanes import full_lanes
+from backroom.store.memory.tables import JobRow, MemoryTables
+from backroom.store.protocol import JobFilter, QueueStats
+from backroom.store.rows import attempt_from_row, job_from_row, queue_stats_from_row
+
+
+def visible_row(tables: MemoryTables, job_id: int, tenant: str | None) -> JobRow | None:
+    """The job's row, unless it belongs to a tenant other than `tenant`."""
+    row = tables.jobs.get(job_id)
+    return row if row is not None and tenant in (None, row.tenant) else None
+
+
+def get_job(tables: MemoryTables, job_id: int, tenant: str | None) -> Job | None:
+    """The job with `job_id`, unless it belongs to a tenant other than `tenant`."""
+    row = visible_row(tables, job_id, tenant)
+    return None if row is None else job_from_row(row)
+
+
+def _listed(row: JobRow, where: JobFilter) -> bool:
+    return (
+        where.tenant in (None, row.tenant)
+        and where.queue in (None, row.queue)
+        and where.task in (None, row.task)
+        and (not where.states or row.state in where.states)
+    )
+
+
+def list_jobs(tables: MemoryTables, where: JobFilter) -> list[Job]:
+    """The jobs `where` selects, newest first."""
+    newest_first: Iterable[JobRow] = reversed(tables.jobs.values())
+    if where.before_id is not None:
+        before = where.before_id
+        newest_first = itertools.dropwhile(lambda row: row.id >= before, newest_first)
+    # A negative limit, as in SQL, means no limit.
+    limit = where.limit if where.limit >= 0 else None
+    matching = (row for row in newest_first if _listed(row, where))
+    return [job_from_row(row) for row in itertools.islice(matching, limit)]
+
+
+def attempts(tables: MemoryTables, job_id: int) -> list[Attempt]:
+    """Every attempt of the job, oldest first."""
+    return [attempt_from_row(row) for row in tables.attempts.get(job_id, ())]
+
+
+def events(tables: MemoryTables, job_id: int, after: int) -> list[JobEvent]:
+    """The job's transitions after the first `after` of them, oldest first."""
+    return tables.events.get(job_id, [])[max(0, after) :]
+
+
+_COUNTED_STATES = {
+    JobState.QUEUED: "queued",
+    JobState.RUNNING: "running",
+    JobState.SUCCEEDED: "succeeded",
+    JobState.FAILED: "failed",
+    JobState.CANCELLED: "cancelled",
+}
+
+
+def _queue_counts(queue: str) -> dict[str, Any]:
+    """A stats row of `queue` with nothing counted yet (the SQL query's columns)."""
+    counts: dict[str, Any] = dict.fromkeys(_COUNTED_STATES.values(), 0)
+    counts |= {"queue": queue, "oldest_due": None, "finished_recently": 0, "failed_recently": 0}
+    return counts
+
+
+def _count(counts: dict[str, Any], row: JobRow, now: int, since: int) -> None:
+    counts[_COUNTED_STATES[row.state]] += 1
+    if row.state is JobState.QUEUED and row.run_at <= now:
+        oldest = counts["oldest_due"]
+        counts["oldest_due"] = row.run_at if oldest is None else min(oldest, row.run_at)
+    if row.finished_at is not None and row.finished_at >= since:
+        counts["finished_recently"] += 1
+        counts["failed_recently"] += row.state is JobState.FAILED
+
+
+def stats(tables: MemoryTables, now: int, window_ms: int) -> list[QueueStats]:
+    """Per-queue counts by state, oldest due queued job, and finishes since `now - window_ms`."""
+    by_queue: dict[str, dict[str, Any]] = {}
+    for row in tables.jobs.values():
+        counts = by_queue.get(row.queue) or by_queue.setdefault(row.queue, _queue_counts(row.queue))
+        _count(counts, row, now, now - window_ms)
+    return [queue_stats_from_row(by_queue[queue], now) for queue in sorted(by_queue)]
+
+
+def count_active(tables: MemoryTables, tenant: str) -> int:
+    """How many of the tenant's jobs are queued or running."""
+    return tables.active[tenant]
+
+
+def next_wakeup(tables: MemoryTables, queues: Sequence[str]) -> int | None:
+    """The earliest due time of a queued job or lease expiry of a running one in `queues`.
+
+    As in the SQL stores: a job of a paused lane is due when both it and the pause
+    are; a job of a lane with no free slot has no time of its own.
+    """
+    chosen = frozenset(queues)
+    full = full_lanes(tables)
+    times = [
+        max(keys[0][0], _paused_until(tables, lane))
+        for (queue, lane), keys in tables.due.items()
+        if (not chosen or queue in chosen) and lane not in full
+    ]
+    times += [
+        row.lease_expires_at
+        for row in tables.running.values()
+        if (not chosen or row.queue in chosen) and row.lease_expires_at is not None
+    ]
+    return min(times, default=None)
+
+
+def _paused_until(tables: MemoryTables, lane: str | None) -> int:
+    state = None if lane is None else tables.lanes.get(lane)
+    return 0 if state is None else state.paused_until

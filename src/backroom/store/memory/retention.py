@@ -1,0 +1,31 @@
+"""Retention in memory: delete finished jobs older than a cutoff, with their history."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+from backroom.core.job import TERMINAL_STATES, JobState
+from backroom.store.memory.tables import MemoryTables
+
+
+def prune(tables: MemoryTables, older_than: int, states: Sequence[JobState], limit: int) -> int:
+    """Delete up to `limit` jobs in `states` that finished before `older_than`.
+
+    Their attempts, events and `once` records go with them; their usage stays (it is
+    the spend record). Raises `ValueError` for a state that is not final.
+    """
+    unfinished = set(states) - TERMINAL_STATES
+    if unfinished:
+        raise ValueError(f"only finished jobs can be pruned, not {sorted(unfinished)}")
+    chosen = frozenset(states)
+    old = (
+        row.id
+        for row in tables.jobs.values()
+        if row.state in chosen and row.finished_at is not None and row.finished_at < older_than
+    )
+    # A negative limit, as in SQL, means no limit.
+    doomed = list(itertools.islice(old, limit if limit >= 0 else None))
+    for job_id in doomed:
+        tables.delete_job(job_id)
+    return len(doomed)

@@ -1,0 +1,51 @@
+"""Tenants and their API keys in memory (keys arrive already hashed)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from backroom.core.errors import StoreError
+from backroom.store.memory.tables import KeyRow, MemoryTables
+from backroom.store.protocol import Tenant
+
+
+def create_tenant(tables: MemoryTables, tenant: Tenant, key_hash: str) -> Tenant:
+    """Insert the tenant, or update its caps if it exists, and add the key to it.
+
+    A key stored already is refused, as the SQL stores' primary key refuses it, and
+    then nothing changes.
+    """
+    if key_hash in tables.api_keys:
+        raise StoreError("memory store: that API key is stored already")
+    known = tables.tenants.get(tenant.name)
+    if known is not None:
+        tenant = dataclasses.replace(
+            known,
+            max_queued=tenant.max_queued,
+            admin=tenant.admin,
+            daily_budget=tenant.daily_budget,
+        )
+    tables.tenants[tenant.name] = tenant
+    tables.api_keys[key_hash] = KeyRow(tenant.name, tenant.created_at)
+    return tenant
+
+
+def tenant_for_key(tables: MemoryTables, key_hash: str) -> Tenant | None:
+    """The tenant an unrevoked key belongs to, or None."""
+    key = tables.api_keys.get(key_hash)
+    return None if key is None or key.revoked_at is not None else tables.tenants[key.tenant]
+
+
+def list_tenants(tables: MemoryTables) -> list[Tenant]:
+    """Every tenant, by name."""
+    return [tables.tenants[name] for name in sorted(tables.tenants)]
+
+
+def revoke_keys(tables: MemoryTables, tenant: str, now: int) -> int:
+    """Revoke every unrevoked key of the tenant; how many were revoked."""
+    revoked = 0
+    for key in tables.api_keys.values():
+        if key.tenant == tenant and key.revoked_at is None:
+            key.revoked_at = now
+            revoked += 1
+    return revoked

@@ -1,0 +1,45 @@
+"""LLM usage in memory: one record per attempt's call, summed exactly in integers."""
+
+from __future__ import annotations
+
+from backroom.core.usage import AttemptUsage, UsageTotals, day_label, day_start, total_usage
+from backroom.store.memory.tables import MemoryTables
+from backroom.store.records import UsageGroup, UsageGrouping, UsageQuery
+
+
+def record_usage(tables: MemoryTables, usage: AttemptUsage) -> None:
+    """Store one attempt's usage, replacing what was stored for that attempt."""
+    tables.usage.setdefault(usage.job_id, {})[usage.attempt] = usage
+
+
+def _all(tables: MemoryTables) -> list[AttemptUsage]:
+    return [usage for attempts in tables.usage.values() for usage in attempts.values()]
+
+
+def usage_totals(tables: MemoryTables, job_id: int) -> UsageTotals:
+    """Every recorded call of the job, summed."""
+    return total_usage(tables.usage.get(job_id, {}).values())
+
+
+def spent_pico_usd(tables: MemoryTables, tenant: str, since: int, until: int) -> int:
+    """The tenant's spend on calls that ended in `[since, until)`."""
+    return sum(
+        usage.cost_pico_usd or 0
+        for usage in _all(tables)
+        if usage.tenant == tenant and since <= usage.at < until
+    )
+
+
+def usage_groups(tables: MemoryTables, query: UsageQuery) -> list[UsageGroup]:
+    """The calls `query` selects, summed per tenant and model or day, in that order."""
+    groups: dict[tuple[str, str | int], UsageTotals] = {}
+    for usage in _all(tables):
+        if not query.since <= usage.at < query.until or query.tenant not in (None, usage.tenant):
+            continue
+        by_day = query.group_by is UsageGrouping.DAY
+        key = (usage.tenant, day_start(usage.at) if by_day else usage.model)
+        groups[key] = groups.get(key, UsageTotals()).plus(usage)
+    return [
+        UsageGroup(tenant, day_label(grouped) if isinstance(grouped, int) else grouped, totals)
+        for (tenant, grouped), totals in sorted(groups.items(), key=lambda item: item[0])
+    ]
