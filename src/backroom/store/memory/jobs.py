@@ -95,5 +95,10 @@ def redrive(tables: MemoryTables, where: RedriveFilter, now: int) -> list[Job]:
             row.run_at = row.updated_at = now
             row.finished_at = row.error_kind = row.error_message = None
             row.cancel_requested = False
+        # An unfinished `once` effect is what the person redriving has checked
+        # (OnceUncertain): it runs again.
+        records = tables.once.get(row.id, {})
+        for name in [name for name, record in records.items() if not record.done]:
+            del records[name]
         record_event(tables, row.id, now, JobState.FAILED, JobState.QUEUED, Reason.REDRIVE)
     return [job_from_row(row) for row in chosen]
