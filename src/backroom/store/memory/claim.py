@@ -14,12 +14,13 @@ import bisect
 from collections import Counter
 from collections.abc import Iterator, Sequence
 
-from backroom.core.job import Job, JobState
+from backroom.core import transitions
+from backroom.core.job import Job
 from backroom.store.claim_order import in_claim_order, queue_precedence
-from backroom.store.memory.history import open_attempt, record_event
+from backroom.store.memory.history import write_transition
 from backroom.store.memory.lanes import lane_rooms
 from backroom.store.memory.tables import ClaimKey, JobRow, MemoryTables
-from backroom.store.rows import Reason, job_from_row
+from backroom.store.rows import job_from_row
 
 
 def queue_order(tables: MemoryTables, queues: Sequence[str]) -> list[str]:
@@ -77,20 +78,6 @@ def _pick(tables: MemoryTables, queue: str, limit: int, now: int) -> list[JobRow
     return in_claim_order(picked)
 
 
-def _start(tables: MemoryTables, row: JobRow, worker_id: str, lease_ms: int, now: int) -> None:
-    with tables.changing(row):
-        row.state = JobState.RUNNING
-        row.attempt += 1
-        row.lease_token += 1
-        row.lease_expires_at = now + lease_ms
-        row.worker_id = worker_id
-        row.started_at = row.updated_at = now
-        row.cancel_requested = False
-        row.lane_grant = None
-    open_attempt(tables, row)
-    record_event(tables, row.id, now, JobState.QUEUED, JobState.RUNNING, Reason.CLAIMED)
-
-
 def claim(
     tables: MemoryTables,
     queues: Sequence[str],
@@ -100,11 +87,13 @@ def claim(
     now: int,
 ) -> list[Job]:
     """Take up to `limit` due queued jobs from `queues` under fresh leases, in claim order."""
+    transition = transitions.claimed(now, worker_id, lease_ms)
     claimed: list[JobRow] = []
     for queue in queue_order(tables, queues):
         picked = _pick(tables, queue, limit - len(claimed), now)
         for row in picked:
-            _start(tables, row, worker_id, lease_ms, now)
+            row.lane_grant = None  # a new attempt holds no grant in its lane yet
+            write_transition(tables, row, transition)
         claimed += picked
         if len(claimed) == limit:
             break

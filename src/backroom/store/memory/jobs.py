@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from backroom.core import transitions
 from backroom.core.job import Job, JobState, NewJob, SubmitResult
 from backroom.core.transitions import new_job
-from backroom.store.memory.history import record_event
+from backroom.store.memory.history import record_transition, write_transition
 from backroom.store.memory.queries import visible_row
 from backroom.store.memory.tables import JobRow, MemoryTables
 from backroom.store.protocol import RedriveFilter
-from backroom.store.rows import Reason, dump_json, job_from_row
+from backroom.store.rows import dump_json, job_from_row
 from backroom.store.submission import plan_submissions
 
 
@@ -48,9 +49,10 @@ def submit_many(tables: MemoryTables, jobs: Sequence[NewJob], now: int) -> list[
     # Every row is built (its JSON encoded) before any is stored: all or nothing.
     first_id = tables.last_job_id + 1
     rows = [_row(job_id, new, now) for job_id, new in enumerate(plan.inserts, first_id)]
+    transition = transitions.submitted(now)
     for row in rows:
         tables.insert_job(row)
-        record_event(tables, row.id, now, None, JobState.QUEUED, Reason.SUBMITTED)
+        record_transition(tables, row.id, transition)
     # The rows hold exactly what `new_job` builds, as the SQL stores return it.
     inserted = [new_job(row.id, new, now) for row, new in zip(rows, plan.inserts, strict=True)]
     return plan.results(inserted)
@@ -65,10 +67,7 @@ def cancel(tables: MemoryTables, job_id: int, now: int, tenant: str | None) -> J
         row.cancel_requested = True
         row.updated_at = now
         return job_from_row(row)
-    with tables.changing(row):
-        row.state = JobState.CANCELLED
-        row.finished_at = row.updated_at = now
-    record_event(tables, job_id, now, JobState.QUEUED, JobState.CANCELLED, Reason.CANCELLED)
+    write_transition(tables, row, transitions.cancelled(now))
     return job_from_row(row)
 
 
@@ -88,17 +87,12 @@ def redrive(tables: MemoryTables, where: RedriveFilter, now: int) -> list[Job]:
     named = (tables.jobs.get(job_id) for job_id in sorted(job_ids)) if job_ids else None
     candidates = tables.jobs.values() if named is None else (row for row in named if row)
     chosen = [row for row in candidates if _redrivable(row, where, job_ids)]
+    transition = transitions.redriven(now)
     for row in chosen:
-        with tables.changing(row):
-            row.state = JobState.QUEUED
-            row.attempt = 0
-            row.run_at = row.updated_at = now
-            row.finished_at = row.error_kind = row.error_message = None
-            row.cancel_requested = False
         # An unfinished `once` effect is what the person redriving has checked
         # (OnceUncertain): it runs again.
         records = tables.once.get(row.id, {})
         for name in [name for name, record in records.items() if not record.done]:
             del records[name]
-        record_event(tables, row.id, now, JobState.FAILED, JobState.QUEUED, Reason.REDRIVE)
+        write_transition(tables, row, transition)
     return [job_from_row(row) for row in chosen]

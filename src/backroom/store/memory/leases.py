@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from backroom.core.job import AttemptOutcome, Job, JobState, Lease
-from backroom.core.transitions import LEASE_EXPIRED
-from backroom.store.memory.history import close_attempt, record_event
+from backroom.core import transitions
+from backroom.core.job import Job, Lease
+from backroom.store.memory.history import facts_of, write_transition
 from backroom.store.memory.tables import JobRow, MemoryTables
 from backroom.store.protocol import HeartbeatResult
-from backroom.store.rows import error_columns, job_from_row
+from backroom.store.rows import job_from_row
 
 
 def heartbeat(
@@ -29,24 +29,6 @@ def heartbeat(
     )
 
 
-def _expire(tables: MemoryTables, row: JobRow, now: int) -> None:
-    """Back to the queue with the attempt used up, or failed when it was the last one,
-    or cancelled when that was asked for while it ran."""
-    with tables.changing(row):
-        if row.cancel_requested:
-            row.state, row.finished_at = JobState.CANCELLED, now
-        elif row.attempt < row.max_attempts:
-            row.state, row.run_at = JobState.QUEUED, now
-        else:
-            row.state, row.finished_at = JobState.FAILED, now
-        row.error_kind, row.error_message = error_columns(LEASE_EXPIRED)
-        row.lease_expires_at = row.worker_id = None
-        row.updated_at = now
-    next_attempt_at = row.run_at if row.state is JobState.QUEUED else None
-    close_attempt(tables, row, AttemptOutcome.LEASE_EXPIRED, LEASE_EXPIRED, next_attempt_at, now)
-    record_event(tables, row.id, now, JobState.RUNNING, row.state, str(LEASE_EXPIRED))
-
-
 def expire_leases(tables: MemoryTables, now: int, limit: int) -> list[Job]:
     """Requeue (or fail, with no attempts left) up to `limit` jobs whose lease ran out."""
     ran_out = [
@@ -58,5 +40,5 @@ def expire_leases(tables: MemoryTables, now: int, limit: int) -> list[Job]:
     chosen = [entry[-1] for entry in sorted(ran_out, key=lambda entry: entry[:2])]
     expired = sorted(chosen[: limit if limit >= 0 else None], key=lambda row: row.id)
     for row in expired:
-        _expire(tables, row, now)
+        write_transition(tables, row, transitions.expired(now, facts_of(row)))
     return [job_from_row(row) for row in expired]

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 
 from backroom.core.errors import ConfigError
 from backroom.core.job import JSON, Attempt, Job, JobEvent, JobState, Lease, NewJob, SubmitResult
-from backroom.core.outcome import Deferred, Outcome, Released, RetryAt
+from backroom.core.outcome import Outcome
 from backroom.store.memory import claim as claim_memory
 from backroom.store.memory import finish as finish_memory
 from backroom.store.memory import handler_writes, queries, retention, tenants
@@ -98,12 +98,9 @@ class MemoryStore(MemoryLlmMethods):
     async def finish(self, results: Sequence[tuple[Lease, Outcome]], now: int) -> list[bool]:
         """Apply each attempt's outcome if its lease is still held; True where applied."""
         applied = finish_memory.finish(self._tables, results, now)
-        if any(
-            held and isinstance(outcome, RetryAt | Released | Deferred)
-            for held, (_, outcome) in zip(applied, results, strict=True)
-        ):
+        if any(transition and transition.target is JobState.QUEUED for transition in applied):
             self._announce_new_work()
-        return applied
+        return [transition is not None for transition in applied]
 
     async def expire_leases(self, now: int, limit: int = 1000) -> list[Job]:
         """Return jobs whose lease expired to the queue (an attempt used) or fail them."""
