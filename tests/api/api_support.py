@@ -38,10 +38,10 @@ class Keys:
 
 async def create_tenants(app: App) -> Keys:
     """Create the test tenants; `capped` may have 2 jobs queued or running."""
-    _, acme = await issue_key(app.store, app.clock, "acme")
-    _, globex = await issue_key(app.store, app.clock, "globex")
-    _, capped = await issue_key(app.store, app.clock, "capped", max_queued=2)
-    _, root = await issue_key(app.store, app.clock, "root", admin=True)
+    _, acme = await issue_key(app, "acme")
+    _, globex = await issue_key(app, "globex")
+    _, capped = await issue_key(app, "capped", max_queued=2)
+    _, root = await issue_key(app, "root", admin=True)
     return Keys(acme, globex, capped, root)
 
 

@@ -83,3 +83,35 @@ def test_client_mode_needs_a_url_and_a_key(db: str, args: list[str], message: st
 
     assert result.exit_code == 1
     assert message in str(result.exception)
+
+
+def fails(*args: str) -> str:
+    """Run the CLI; the one-line error of a command that must fail with exit status 1."""
+    result = CliRunner().invoke(cli, list(args))
+    assert result.exit_code == 1, result.output
+    return str(result.exception)
+
+
+def test_the_local_mode_answers_as_the_api_does(db: str) -> None:
+    run("submit", "demo.noop", "1", "--key", "k", "--db", db)
+
+    reused = fails("submit", "demo.noop", "2", "--key", "k", "--db", db)
+    missing = fails("status", "99", "--db", db)
+    not_failed = fails("redrive", "1", "--db", db)
+
+    assert reused == "Idempotency-Key 'k' was already used with a different request body"
+    assert missing == "job 99 not found"
+    assert not_failed == "job 1 is queued and only failed jobs can be redriven"
+
+
+def test_a_tenant_on_the_local_database_sees_only_its_own_jobs(db: str) -> None:
+    run("submit", "demo.noop", "--tenant", "acme", "--db", db)
+    run("submit", "demo.noop", "--tenant", "globex", "--db", db)
+
+    acme = json.loads(run("status", "1", "--tenant", "acme", "--db", db))
+    hidden = fails("status", "1", "--tenant", "globex", "--db", db)
+    everyone = run("jobs", "--db", db)
+
+    assert acme["tenant"] == "acme"
+    assert hidden == "job 1 not found"
+    assert everyone.count("demo.noop") == 2

@@ -143,9 +143,7 @@ async def test_an_empty_or_backward_range_is_refused(http: httpx.AsyncClient, ke
 async def test_a_spent_budget_refuses_jobs_with_a_lane_until_midnight(
     http: httpx.AsyncClient, app: App
 ) -> None:
-    _, key = await issue_key(
-        app.store, app.clock, "thrifty", daily_budget=DailyBudget.of_usd(Decimal("0.01"))
-    )
+    _, key = await issue_key(app, "thrifty", daily_budget=DailyBudget.of_usd(Decimal("0.01")))
     assert (await submit(http, key, "ask", "before", idempotency_key="k1")).status_code == 202
     now = app.clock.now()
     await app.store.record_usage(usage(1, "thrifty", "big", 10**10, now))

@@ -78,7 +78,7 @@ async def test_a_revoked_key_fails_on_every_server_within_the_cache_time(
     clients: Servers,
 ) -> None:
     admin, clock, servers = clients
-    _, key = await issue_key(admin.store, clock, "acme")
+    _, key = await issue_key(admin, "acme")
     headers = {"Authorization": f"Bearer {key}"}
     for server in servers:
         assert (await server.get("/v1/jobs", headers=headers)).status_code == 200

@@ -158,7 +158,7 @@ def test_a_spent_budget_makes_queued_jobs_wait_for_the_next_utc_day() -> None:
     patient = WorkerConfig(concurrency=8, poll_interval_ms=DAY_MS)
 
     async def scenario() -> list[Job]:
-        await issue_key(app.store, clock, "acme", daily_budget=BUDGET)
+        await issue_key(app, "acme", daily_budget=BUDGET)
         return await submit_and_run(app, ["spend", "next", "after"], patient)
 
     spender, waiting, after = run(clock, app, scenario)
@@ -176,7 +176,7 @@ def test_a_spent_budget_fails_queued_jobs_when_the_worker_says_so() -> None:
     failing = WorkerConfig(concurrency=8, over_budget=OverBudget.FAIL)
 
     async def scenario() -> list[Job]:
-        await issue_key(app.store, clock, "acme", daily_budget=BUDGET)
+        await issue_key(app, "acme", daily_budget=BUDGET)
         return await submit_and_run(app, ["spend", "next"], failing)
 
     spender, failed = run(clock, app, scenario)
@@ -194,8 +194,8 @@ def test_another_tenants_spend_does_not_stop_a_tenant() -> None:
     app, provider = make_app(clock, LaneLimits(max_concurrency=1))
 
     async def scenario() -> list[Job]:
-        await issue_key(app.store, clock, "acme", daily_budget=BUDGET)
-        await issue_key(app.store, clock, "globex", daily_budget=BUDGET)
+        await issue_key(app, "acme", daily_budget=BUDGET)
+        await issue_key(app, "globex", daily_budget=BUDGET)
         await submit_and_run(app, ["spend"], tenant="acme")
         return await submit_and_run(app, ["mine"], tenant="globex")
 

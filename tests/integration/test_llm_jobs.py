@@ -178,7 +178,7 @@ async def test_a_spent_budget_fails_the_next_job_when_the_worker_says_so(app: Ap
     spender = await run_job(app, {"model": "priced", "input": "Spend it all."}, tenant="thrifty")
     spent = await app.store.usage_totals(spender.id)
     # The budget is exactly what was spent: spent, so the next job may not start.
-    await issue_key(app.store, app.clock, "thrifty", daily_budget=DailyBudget(spent.cost_pico_usd))
+    await issue_key(app, "thrifty", daily_budget=DailyBudget(spent.cost_pico_usd))
     failing = WorkerConfig(poll_interval_ms=POLL_MS, over_budget=OverBudget.FAIL)
     refused = await run_job(
         app, {"model": "priced", "input": "One more?"}, tenant="thrifty", config=failing

@@ -118,7 +118,7 @@ async def first_start_key(app: App) -> str | None:
     """On a store without tenants, create `default` and return its new key."""
     if await list_tenants(app):
         return None
-    _, key = await issue_key(app.store, app.clock, DEFAULT_TENANT)
+    _, key = await issue_key(app, DEFAULT_TENANT)
     return key
 
 

@@ -38,9 +38,7 @@ def create(
     budget = None if daily_budget_usd is None else _daily_budget(daily_budget_usd)
     tenant, key = with_app(
         db,
-        lambda app: issue_key(
-            app.store, app.clock, name, max_queued=max_queued, admin=admin, daily_budget=budget
-        ),
+        lambda app: issue_key(app, name, max_queued=max_queued, admin=admin, daily_budget=budget),
     )
     role = "admin tenant" if tenant.admin else "tenant"
     out.print(f"{role} {tenant.name!r}: new API key (shown only this once):")

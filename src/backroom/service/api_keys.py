@@ -11,11 +11,10 @@ from __future__ import annotations
 import hashlib
 import secrets
 
-from backroom.clock import Clock
 from backroom.core.tenant_names import check_tenant_name
 from backroom.core.usage import DailyBudget
 from backroom.service.context import AppParts
-from backroom.store.protocol import Store, Tenant
+from backroom.store.protocol import Tenant
 
 __all__ = [
     "KEY_PREFIX",
@@ -43,8 +42,7 @@ def hash_api_key(key: str) -> str:
 
 
 async def issue_key(
-    store: Store,
-    clock: Clock,
+    app: AppParts,
     name: str,
     *,
     max_queued: int | None = None,
@@ -60,12 +58,12 @@ async def issue_key(
     key = generate_api_key()
     tenant = Tenant(
         name=name,
-        created_at=clock.now(),
+        created_at=app.clock.now(),
         max_queued=max_queued,
         admin=admin,
         daily_budget=daily_budget,
     )
-    stored = await store.create_tenant(tenant, hash_api_key(key))
+    stored = await app.store.create_tenant(tenant, hash_api_key(key))
     return stored, key
 
 
