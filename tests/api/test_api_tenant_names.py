@@ -23,14 +23,14 @@ async def test_a_tenant_name_outside_the_pattern_or_reserved_is_refused(
     app: App, name: str
 ) -> None:
     with pytest.raises(InvalidTenantName):
-        await issue_key(app.store, app.clock, name)
+        await issue_key(app, name)
 
     assert [tenant.name for tenant in await app.store.list_tenants()] == []
 
 
 @pytest.mark.parametrize("name", ["acme", "a", "team-7_eu", "0" * 63])
 async def test_a_name_in_the_pattern_is_taken(app: App, name: str) -> None:
-    tenant, _ = await issue_key(app.store, app.clock, name)
+    tenant, _ = await issue_key(app, name)
 
     assert tenant.name == name
 
