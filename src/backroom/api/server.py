@@ -22,6 +22,7 @@ import uvicorn
 from backroom.api import ApiSettings, create_api
 from backroom.app import App
 from backroom.core.job import DEFAULT_TENANT
+from backroom.runtime.startup import opened_when_reachable
 from backroom.runtime.worker_config import WorkerConfig
 from backroom.service.api_keys import issue_key, list_tenants
 
@@ -126,7 +127,7 @@ async def serve(app: App, api_settings: ApiSettings, config: ServeConfig, emit: 
     """Open `app`, serve its API and run its workers until SIGINT or SIGTERM."""
     listener = _listen(config)
     host, port = listener.getsockname()[:2]
-    async with app:
+    async with opened_when_reachable(app):
         key = await first_start_key(app)
         workers = [
             app.worker(

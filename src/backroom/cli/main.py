@@ -29,6 +29,7 @@ from backroom.config import Settings
 from backroom.core.errors import BackroomError
 from backroom.core.usage import OverBudget
 from backroom.demo.timeline import run_demo
+from backroom.runtime.startup import opened_when_reachable
 from backroom.runtime.worker_config import WorkerConfig
 
 cli = typer.Typer(
@@ -98,7 +99,7 @@ def worker(
     )
 
     async def run() -> None:
-        async with app:
+        async with opened_when_reachable(app):
             running = app.worker(config)
             running.install_signal_handlers()
             await running.run()
