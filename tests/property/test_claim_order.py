@@ -1,4 +1,4 @@
-"""Which jobs the real SQLite store claims, and in what turn, against the reference.
+"""Which jobs each real store (SQLite, memory) claims, and in what turn, against the reference.
 
 The lifecycle machine meets a crowded lane only now and then; here every example is
 one: up to a dozen jobs from a few tenants in a few lanes, drained a few at a time.
@@ -9,13 +9,16 @@ first, the tenants of a lane taking turns.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from reference_store import ReferenceStore
 
 from backroom.core.job import NewJob
+from backroom.store.memory import MemoryStore
+from backroom.store.protocol import Store
 from backroom.store.sqlite.store import SqliteStore
 
 SUBMITTED_AT = 1_700_000_000_000
@@ -62,9 +65,18 @@ def drain_reference(specs: Sequence[JobSpec], queues: Sequence[str], limit: int)
     return batches
 
 
-async def drain_store(specs: Sequence[JobSpec], queues: Sequence[str], limit: int) -> Batches:
-    """The same on a fresh in-memory SQLite store."""
-    store = SqliteStore.from_url("sqlite://:memory:")
+STORES: dict[str, Callable[[], Store]] = {
+    "sqlite": lambda: SqliteStore.from_url("sqlite://:memory:"),
+    "memory": MemoryStore,
+}
+"""Each store under test, by name, opened fresh for each example."""
+
+
+async def drain_store(
+    open_store: Callable[[], Store], specs: Sequence[JobSpec], queues: Sequence[str], limit: int
+) -> Batches:
+    """The same on a fresh store."""
+    store = open_store()
     await store.migrate()
     try:
         await store.submit_many([new_job(spec) for spec in specs], SUBMITTED_AT)
@@ -76,6 +88,7 @@ async def drain_store(specs: Sequence[JobSpec], queues: Sequence[str], limit: in
         await store.close()
 
 
+@pytest.mark.parametrize("backend", sorted(STORES))
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     specs=st.lists(job_specs, min_size=1, max_size=12),
@@ -83,7 +96,7 @@ async def drain_store(specs: Sequence[JobSpec], queues: Sequence[str], limit: in
     limit=st.integers(1, 4),
 )
 def test_each_claim_takes_the_jobs_the_reference_takes(
-    specs: list[JobSpec], queues: tuple[str, ...], limit: int
+    backend: str, specs: list[JobSpec], queues: tuple[str, ...], limit: int
 ) -> None:
     expected = drain_reference(specs, queues, limit)
-    assert asyncio.run(drain_store(specs, queues, limit)) == expected
+    assert asyncio.run(drain_store(STORES[backend], specs, queues, limit)) == expected

@@ -1,14 +1,16 @@
-"""The lifecycle state machine driving the real SQLite store, step for step with the core.
+"""The lifecycle state machine driving each real store, step for step with the core.
 
-Every operation runs on the reference store and on a `SqliteStore`; their results must
-be equal, and after every step so must every stored job. The store is async, so each
-machine keeps one event loop for its lifetime and runs each call to completion on it.
+Every operation runs on the reference store and on a real store (SQLite, memory);
+their results must be equal, and after every step so must every stored job. The store
+is async, so each machine keeps one event loop for its lifetime and runs each call to
+completion on it.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ClassVar
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -17,7 +19,8 @@ from lifecycle_machine import LifecycleMachine
 
 from backroom.core.errors import BackroomError
 from backroom.core.job import Job
-from backroom.store.protocol import JobFilter
+from backroom.store.memory import MemoryStore
+from backroom.store.protocol import JobFilter, Store
 from backroom.store.sqlite.store import SqliteStore
 
 # More than a run of the machine can ever submit, so one page lists every job.
@@ -31,13 +34,16 @@ def in_id_order(value: Any) -> Any:
     return value
 
 
-class SqliteLifecycleMachine(LifecycleMachine):
-    """The lifecycle machine, with each operation also carried out on a SQLite store."""
+class StoreLifecycleMachine(LifecycleMachine):
+    """The lifecycle machine, with each operation also carried out on the store that
+    `open_store` opens."""
+
+    open_store: ClassVar[Callable[[], Store]]
 
     def __init__(self) -> None:
         super().__init__()
         self.loop = asyncio.new_event_loop()
-        self.store = SqliteStore.from_url("sqlite://:memory:")
+        self.store = type(self).open_store()
         self.loop.run_until_complete(self.store.migrate())
 
     def teardown(self) -> None:
@@ -67,8 +73,19 @@ class SqliteLifecycleMachine(LifecycleMachine):
         assert in_id_order(stored) == in_id_order(list(self.reference.jobs.values()))
 
 
-TestSqliteLifecycle = SqliteLifecycleMachine.TestCase
-TestSqliteLifecycle.settings = settings(
+class SqliteLifecycleMachine(StoreLifecycleMachine):
+    """On a private in-memory SQLite database."""
+
+    open_store = staticmethod(lambda: SqliteStore.from_url("sqlite://:memory:"))
+
+
+class MemoryLifecycleMachine(StoreLifecycleMachine):
+    """On the memory store."""
+
+    open_store = staticmethod(MemoryStore)
+
+
+MACHINE_SETTINGS = settings(
     max_examples=100,
     stateful_step_count=30,
     deadline=None,
@@ -76,3 +93,8 @@ TestSqliteLifecycle.settings = settings(
     # (rules wait for their preconditions): neither says the store is wrong.
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much],
 )
+
+TestSqliteLifecycle = SqliteLifecycleMachine.TestCase
+TestSqliteLifecycle.settings = MACHINE_SETTINGS
+TestMemoryLifecycle = MemoryLifecycleMachine.TestCase
+TestMemoryLifecycle.settings = MACHINE_SETTINGS
