@@ -10,7 +10,7 @@ from typing import Any, TypeVar, overload
 from backroom.clock import Clock
 from backroom.core.errors import LeaseLost, OnceUncertain, StoreUnavailable
 from backroom.core.job import JSON, Job
-from backroom.store.protocol import Store
+from backroom.store.protocol import HandlerWriteStore
 
 log = logging.getLogger("backroom.context")
 T = TypeVar("T")
@@ -25,7 +25,7 @@ CLOSING_RETRY_BUDGET_MS = 120_000
 class JobContext:
     """Handed to every handler call; bound to one attempt and its lease."""
 
-    def __init__(self, job: Job, store: Store, clock: Clock) -> None:
+    def __init__(self, job: Job, store: HandlerWriteStore, clock: Clock) -> None:
         self._job = job
         self._store = store
         self._clock = clock

@@ -16,7 +16,7 @@ from backroom.core.plain_json import check_plain_json
 from backroom.core.retry import ErrorClassifier, RetryPolicy, outcome_for_error
 from backroom.core.usage import OverBudget
 from backroom.runtime.lane_gate import LaneGate
-from backroom.store.protocol import Store
+from backroom.store.protocol import AttemptStore
 from backroom.tasks import Task, TaskRegistry
 
 
@@ -37,7 +37,7 @@ class AttemptRunner:
 
     def __init__(
         self,
-        store: Store,
+        store: AttemptStore,
         tasks: TaskRegistry,
         *,
         clock: Clock,

@@ -28,7 +28,7 @@ from backroom.core.lanes import Denied
 from backroom.core.outcome import Deferred, Failed, Outcome
 from backroom.core.retry import error_info
 from backroom.core.usage import OverBudget, day_start, next_day_start, usd
-from backroom.store.protocol import Store
+from backroom.store.protocol import AttemptStore
 from backroom.tasks import LaneRequester
 
 log = logging.getLogger("backroom.runtime.lane_gate")
@@ -50,7 +50,7 @@ BUDGET_EXHAUSTED = "BudgetExhausted"
 class LaneGate:
     """Checks budgets and takes lane grants for one worker's attempts."""
 
-    def __init__(self, store: Store, clock: Clock, over_budget: OverBudget) -> None:
+    def __init__(self, store: AttemptStore, clock: Clock, over_budget: OverBudget) -> None:
         self._store = store
         self._clock = clock
         self._over_budget = over_budget

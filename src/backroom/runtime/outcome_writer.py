@@ -16,7 +16,7 @@ from backroom.clock import Clock
 from backroom.core.errors import StoreError
 from backroom.core.job import Job
 from backroom.core.outcome import Outcome
-from backroom.store.protocol import Store
+from backroom.store.protocol import LeaseStore
 
 log = logging.getLogger("backroom.runtime.worker")
 
@@ -32,7 +32,7 @@ class OutcomeWriter:
     """
 
     def __init__(
-        self, store: Store, clock: Clock, *, retry_after_ms: int, done: Callable[[int], None]
+        self, store: LeaseStore, clock: Clock, *, retry_after_ms: int, done: Callable[[int], None]
     ) -> None:
         self._store = store
         self._clock = clock

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from backroom.clock import Clock
 from backroom.core.errors import StoreError
 from backroom.core.job import JobState
-from backroom.store.protocol import Store
+from backroom.store.protocol import AdminStore
 
 log = logging.getLogger("backroom.runtime.retention")
 
@@ -63,7 +63,7 @@ class RetentionPolicy:
 
 
 async def prune_finished(
-    store: Store, older_than: int, states: Sequence[JobState], batch: int = 1_000
+    store: AdminStore, older_than: int, states: Sequence[JobState], batch: int = 1_000
 ) -> int:
     """Delete every job in `states` that finished before `older_than`; how many.
 
@@ -81,7 +81,7 @@ async def prune_finished(
 class RetentionSweep:
     """Applies a `RetentionPolicy` to a store, now and then every `sweep_every_ms`."""
 
-    def __init__(self, store: Store, clock: Clock, policy: RetentionPolicy) -> None:
+    def __init__(self, store: AdminStore, clock: Clock, policy: RetentionPolicy) -> None:
         self.store = store
         self.clock = clock
         self.policy = policy

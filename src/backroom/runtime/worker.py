@@ -38,7 +38,7 @@ from backroom.runtime.attempt import AttemptRunner, StopReason
 from backroom.runtime.outcome_writer import AttemptListener, OutcomeWriter
 from backroom.runtime.retention import RetentionSweep
 from backroom.runtime.worker_config import WorkerConfig
-from backroom.store.protocol import Store
+from backroom.store.protocol import WorkerStore
 from backroom.tasks import TaskRegistry
 
 log = logging.getLogger("backroom.runtime.worker")
@@ -53,7 +53,7 @@ class Worker:
 
     def __init__(
         self,
-        store: Store,
+        store: WorkerStore,
         tasks: TaskRegistry,
         *,
         clock: Clock,

@@ -10,7 +10,7 @@ from typing import Protocol
 
 from backroom.clock import Clock
 from backroom.core.retry import RetryPolicy
-from backroom.store import Store
+from backroom.store.protocol import ServiceStore
 from backroom.tasks import TaskRegistry
 
 
@@ -22,5 +22,5 @@ class AppParts(Protocol):
     tasks: TaskRegistry
 
     @property
-    def store(self) -> Store:
+    def store(self) -> ServiceStore:
         """The opened store."""

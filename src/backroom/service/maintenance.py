@@ -3,28 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
 
-from backroom.core.errors import ConfigError
 from backroom.core.job import JobState
 from backroom.runtime.retention import prune_finished
 from backroom.service.context import AppParts
 
 
-@runtime_checkable
-class _VersionedStore(Protocol):
-    """A store that can say which migration its schema is at (every built-in one can)."""
-
-    async def schema_version(self) -> int:
-        """The number of the newest migration applied; 0 before the first."""
-
-
 async def schema_version(app: AppParts) -> int:
-    """The newest migration applied to the app's store (`ConfigError` if it cannot say)."""
-    store = app.store
-    if not isinstance(store, _VersionedStore):
-        raise ConfigError("this store cannot report its schema version")
-    return await store.schema_version()
+    """The newest migration applied to the app's store."""
+    return await app.store.schema_version()
 
 
 async def prune(

@@ -3,14 +3,8 @@
 from __future__ import annotations
 
 from backroom.core.errors import ConfigError
-from backroom.store.protocol import (
-    HeartbeatResult,
-    JobFilter,
-    OnceRecord,
-    QueueStats,
-    RedriveFilter,
-    Store,
-)
+from backroom.store.protocol import Store
+from backroom.store.records import HeartbeatResult, JobFilter, OnceRecord, QueueStats, RedriveFilter
 
 __all__ = [
     "HeartbeatResult",

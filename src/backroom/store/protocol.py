@@ -1,111 +1,46 @@
-"""The one seam between backroom and its storage: the `Store` protocol.
+"""The one seam between backroom and its storage: the `Store` protocol, split by consumer.
 
-Every backend (SQLite, PostgreSQL) implements it and passes the same contract suite
-(`tests/contract`). The store never reads the clock: every method that changes or
-judges time takes `now` (epoch milliseconds) from its caller. Writes to a running job
-name its `Lease`; a write whose token is stale changes nothing and reports so.
+Every backend (SQLite, PostgreSQL) implements all of `Store` and passes the same
+contract suite (`tests/contract`). Each consumer is typed against the parts it uses:
+the worker against `WorkerStore` (its loops use `LeaseStore`, each attempt
+`AttemptStore`), a running handler against `HandlerWriteStore`, retention against
+`AdminStore`, the service layer against `ServiceStore`. The store never reads the
+clock: every method that changes or judges time takes `now` (epoch milliseconds) from
+its caller. Writes to a running job name its `Lease`; a write whose token is stale
+changes nothing and reports so.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
 from backroom.core.job import JSON, Attempt, Job, JobEvent, JobState, Lease, NewJob, SubmitResult
 from backroom.core.lane_settlement import LaneSettlement
 from backroom.core.lanes import Denied, Grant, LaneRequest
 from backroom.core.outcome import Outcome
-from backroom.core.usage import AttemptUsage, DailyBudget, UsageTotals
-from backroom.store.records import LaneStatus, UsageGroup, UsageQuery
+from backroom.core.usage import AttemptUsage, UsageTotals
+from backroom.store.records import (
+    HeartbeatResult,
+    JobFilter,
+    LaneStatus,
+    OnceRecord,
+    QueueStats,
+    RedriveFilter,
+    Tenant,
+    UsageGroup,
+    UsageQuery,
+)
+
+# The values are records; they are named here too, where the store's users look.
+__all__ = ["HeartbeatResult", "JobFilter", "OnceRecord", "QueueStats", "RedriveFilter", "Tenant"]
+__all__ += ["AdminStore", "AttemptStore", "EventStore", "HandlerWriteStore", "JobStore"]
+__all__ += ["LaneStore", "LeaseStore", "ServiceStore", "Store", "TenantStore", "UsageStore"]
+__all__ += ["WorkerStore", "WriteCheck"]
 
 
-@dataclass(frozen=True, slots=True)
-class JobFilter:
-    """Which jobs `Store.list_jobs` returns, newest first.
-
-    `before_id` is the cursor: only jobs with a smaller id. `tenant=None` means all tenants.
-    """
-
-    tenant: str | None = None
-    states: Sequence[JobState] = ()
-    queue: str | None = None
-    task: str | None = None
-    before_id: int | None = None
-    limit: int = 50
-
-
-@dataclass(frozen=True, slots=True)
-class HeartbeatResult:
-    """What a heartbeat found: leases it could not extend, and jobs asked to cancel."""
-
-    lost: frozenset[int] = frozenset()
-    cancel_requested: frozenset[int] = frozenset()
-
-
-@dataclass(frozen=True, slots=True)
-class QueueStats:
-    """Health numbers for one queue (or all of them, `queue=None`)."""
-
-    queue: str | None
-    queued: int
-    running: int
-    succeeded: int
-    failed: int
-    cancelled: int
-    oldest_queued_age_ms: int | None
-    finished_recently: int = 0
-    failed_recently: int = 0
-
-    @property
-    def failure_rate(self) -> float:
-        """The share of jobs that finished in the recent window and failed."""
-        if self.finished_recently == 0:
-            return 0.0
-        return self.failed_recently / self.finished_recently
-
-
-@dataclass(frozen=True, slots=True)
-class OnceRecord:
-    """A stored `ctx.once` entry: `done` is False while the effect is in flight."""
-
-    done: bool
-    result: JSON = None
-
-
-@dataclass(frozen=True, slots=True)
-class RedriveFilter:
-    """Which failed jobs a bulk redrive sends back; empty fields match everything."""
-
-    tenant: str | None = None
-    task: str | None = None
-    queue: str | None = None
-    job_ids: Sequence[int] = field(default_factory=tuple)
-
-
-@dataclass(frozen=True, slots=True)
-class Tenant:
-    """A customer of the service: its name, caps, and whether its keys are admin keys.
-
-    `max_queued` caps the tenant's jobs that are queued or running (None: no cap);
-    `daily_budget` caps its LLM spend per UTC day (None: no cap).
-    """
-
-    name: str
-    created_at: int
-    max_queued: int | None = None
-    admin: bool = False
-    daily_budget: DailyBudget | None = None
-
-
-class Store(Protocol):
-    """Durable storage for jobs, attempts, transitions and `once` records."""
-
-    async def migrate(self) -> None:
-        """Create or upgrade the schema; safe to call from many processes at once."""
-
-    async def close(self) -> None:
-        """Release connections and threads."""
+class JobStore(Protocol):
+    """Submitting, reading, cancelling and redriving jobs: what callers of the service do."""
 
     async def submit(self, new: NewJob, now: int) -> SubmitResult:
         """Store a queued job, or return the one its idempotency key already names.
@@ -121,6 +56,23 @@ class Store(Protocol):
 
     async def list_jobs(self, where: JobFilter) -> list[Job]:
         """Jobs matching `where`, newest first, at most `where.limit`."""
+
+    async def count_active(self, tenant: str) -> int:
+        """How many of the tenant's jobs are queued or running."""
+
+    async def cancel(self, job_id: int, now: int, tenant: str | None = None) -> Job | None:
+        """Cancel a queued job now, or ask a running one's worker to stop it."""
+
+    async def redrive(self, where: RedriveFilter, now: int) -> list[Job]:
+        """Send failed jobs back to the queue with a fresh attempt budget.
+
+        Their `once` entries begun but never ended are forgotten, so those effects run
+        again; finished ones keep their results.
+        """
+
+
+class LeaseStore(Protocol):
+    """Claiming jobs and ending their attempts under leases: what a worker's loops do."""
 
     async def claim(
         self, queues: Sequence[str], limit: int, worker_id: str, lease_ms: int, now: int
@@ -143,24 +95,20 @@ class Store(Protocol):
     async def expire_leases(self, now: int, limit: int = 1000) -> list[Job]:
         """Return jobs whose lease expired to the queue (an attempt used) or fail them."""
 
-    async def cancel(self, job_id: int, now: int, tenant: str | None = None) -> Job | None:
-        """Cancel a queued job now, or ask a running one's worker to stop it."""
+    async def next_wakeup(self, queues: Sequence[str]) -> int | None:
+        """The earliest time anything in `queues` needs a worker: a queued job's due time
+        or a running job's lease expiry. None when no job there is queued or running."""
 
-    async def redrive(self, where: RedriveFilter, now: int) -> list[Job]:
-        """Send failed jobs back to the queue with a fresh attempt budget.
+    def on_new_work(self, callback: Callable[[], None]) -> None:
+        """Call `callback` (on the event loop) whenever jobs may have become claimable.
 
-        Their `once` entries begun but never ended are forgotten, so those effects run
-        again; finished ones keep their results.
+        A hint, not a promise: SQLite hears of its own process's writes only, PostgreSQL
+        of every process's through LISTEN/NOTIFY. Workers still poll as a fallback.
         """
 
-    async def prune(self, older_than: int, states: Sequence[JobState], limit: int) -> int:
-        """Delete up to `limit` jobs in `states` that finished before `older_than`.
 
-        Their attempts, events and `once` records go with them, in one short
-        transaction; returns how many jobs were deleted, so a caller prunes a backlog
-        by calling again until fewer than `limit` come back. Raises `ValueError` for
-        a state that is not final.
-        """
+class HandlerWriteStore(Protocol):
+    """What a running handler writes through its lease: progress and `once` entries."""
 
     async def set_progress(
         self, lease: Lease, fraction: float | None, partial: JSON, now: int
@@ -181,30 +129,9 @@ class Store(Protocol):
     async def once_abort(self, lease: Lease, name: str) -> None:
         """Forget the `once` entry this lease began: its effect raised, so it may run again."""
 
-    async def attempts(self, job_id: int) -> list[Attempt]:
-        """Every attempt of the job, oldest first."""
 
-    async def events(self, job_id: int, after: int = 0) -> list[JobEvent]:
-        """Every stored transition of the job, oldest first."""
-
-    async def stats(self, now: int, window_ms: int = 3_600_000) -> list[QueueStats]:
-        """Per-queue counts, the age of the oldest due queued job, and recent failures."""
-
-    async def count_active(self, tenant: str) -> int:
-        """How many of the tenant's jobs are queued or running."""
-
-    async def next_wakeup(self, queues: Sequence[str]) -> int | None:
-        """The earliest time anything in `queues` needs a worker: a queued job's due time
-        or a running job's lease expiry. None when no job there is queued or running."""
-
-    def on_new_work(self, callback: Callable[[], None]) -> None:
-        """Call `callback` (on the event loop) whenever jobs may have become claimable.
-
-        A hint, not a promise: SQLite hears of its own process's writes only, PostgreSQL
-        of every process's through LISTEN/NOTIFY. Workers still poll as a fallback.
-        """
-
-    # -- tenants and API keys (keys are stored as SHA-256 hashes only) ----------------
+class TenantStore(Protocol):
+    """Tenants and their API keys (keys are stored as SHA-256 hashes only)."""
 
     async def create_tenant(self, tenant: Tenant, key_hash: str) -> Tenant:
         """Create `tenant` (or update its caps if it exists) and add the key to it."""
@@ -212,16 +139,18 @@ class Store(Protocol):
     async def tenant_for_key(self, key_hash: str) -> Tenant | None:
         """The tenant an unrevoked key belongs to, or None."""
 
+    async def get_tenant(self, name: str) -> Tenant | None:
+        """The tenant called `name`, or None."""
+
     async def list_tenants(self) -> list[Tenant]:
         """Every tenant, by name."""
 
     async def revoke_keys(self, tenant: str, now: int) -> int:
         """Revoke every key of the tenant; how many were revoked."""
 
-    async def get_tenant(self, name: str) -> Tenant | None:
-        """The tenant called `name`, or None."""
 
-    # -- lanes and LLM usage ------------------------------------------------------------
+class LaneStore(Protocol):
+    """LLM lanes shared by every worker: acquiring, settling and releasing grants."""
 
     async def lane_acquire(self, lease: Lease, request: LaneRequest, now: int) -> Grant | Denied:
         """Take one call's share of its lane for the job `lease` holds, or say when to retry.
@@ -250,6 +179,10 @@ class Store(Protocol):
     async def lanes(self, now: int) -> list[LaneStatus]:
         """Every lane that has had a call, by name, as of `now`."""
 
+
+class UsageStore(Protocol):
+    """What LLM calls used and cost."""
+
     async def record_usage(self, usage: AttemptUsage) -> None:
         """Store what one attempt's call used; a repeat for the same attempt replaces it."""
 
@@ -261,6 +194,72 @@ class Store(Protocol):
 
     async def usage_groups(self, query: UsageQuery) -> list[UsageGroup]:
         """Usage summed per tenant and model, or tenant and UTC day; in that order."""
+
+
+class EventStore(Protocol):
+    """A job's history: its attempts and its transitions."""
+
+    async def attempts(self, job_id: int) -> list[Attempt]:
+        """Every attempt of the job, oldest first."""
+
+    async def events(self, job_id: int, after: int = 0) -> list[JobEvent]:
+        """Every stored transition of the job, oldest first."""
+
+
+class AdminStore(Protocol):
+    """Running the store itself: schema, health numbers, retention, shutdown."""
+
+    async def migrate(self) -> None:
+        """Create or upgrade the schema; safe to call from many processes at once."""
+
+    async def schema_version(self) -> int:
+        """The number of the newest migration applied; 0 before the first."""
+
+    async def stats(self, now: int, window_ms: int = 3_600_000) -> list[QueueStats]:
+        """Per-queue counts, the age of the oldest due queued job, and recent failures."""
+
+    async def prune(self, older_than: int, states: Sequence[JobState], limit: int) -> int:
+        """Delete up to `limit` jobs in `states` that finished before `older_than`.
+
+        Their attempts, events and `once` records go with them, in one short
+        transaction; returns how many jobs were deleted, so a caller prunes a backlog
+        by calling again until fewer than `limit` come back. Raises `ValueError` for
+        a state that is not final.
+        """
+
+    async def close(self) -> None:
+        """Release connections and threads."""
+
+
+class AttemptStore(HandlerWriteStore, LaneStore, UsageStore, EventStore, Protocol):
+    """What running one attempt needs: its handler's writes, and the lane gate's lanes,
+    budgets (tenant and usage) and attempt history."""
+
+    async def get_tenant(self, name: str) -> Tenant | None:
+        """The tenant called `name`, or None."""
+
+
+class WorkerStore(LeaseStore, AttemptStore, AdminStore, Protocol):
+    """What a worker uses: leases for its loops, what its attempts need, and retention."""
+
+
+class ServiceStore(JobStore, EventStore, TenantStore, UsageStore, LaneStore, AdminStore, Protocol):
+    """What the operations layer (`backroom.service`) reads and changes."""
+
+
+class Store(
+    JobStore,
+    LeaseStore,
+    HandlerWriteStore,
+    TenantStore,
+    LaneStore,
+    UsageStore,
+    EventStore,
+    AdminStore,
+    Protocol,
+):
+    """Durable storage for jobs, attempts, transitions, `once` records, tenants, lanes
+    and usage: every part. Each backend implements it all."""
 
 
 @runtime_checkable

@@ -1,12 +1,14 @@
-"""What the store answers about lanes and LLM usage: lane status and usage reports."""
+"""The plain values that cross the store seam besides the core's: filters, reports, tenants."""
 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 
+from backroom.core.job import JSON, JobState
 from backroom.core.lanes import LaneLimits, LaneState
-from backroom.core.usage import UsageTotals
+from backroom.core.usage import DailyBudget, UsageTotals
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,3 +49,81 @@ class UsageGroup:
     tenant: str
     key: str
     totals: UsageTotals
+
+
+@dataclass(frozen=True, slots=True)
+class JobFilter:
+    """Which jobs `Store.list_jobs` returns, newest first.
+
+    `before_id` is the cursor: only jobs with a smaller id. `tenant=None` means all tenants.
+    """
+
+    tenant: str | None = None
+    states: Sequence[JobState] = ()
+    queue: str | None = None
+    task: str | None = None
+    before_id: int | None = None
+    limit: int = 50
+
+
+@dataclass(frozen=True, slots=True)
+class HeartbeatResult:
+    """What a heartbeat found: leases it could not extend, and jobs asked to cancel."""
+
+    lost: frozenset[int] = frozenset()
+    cancel_requested: frozenset[int] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStats:
+    """Health numbers for one queue (or all of them, `queue=None`)."""
+
+    queue: str | None
+    queued: int
+    running: int
+    succeeded: int
+    failed: int
+    cancelled: int
+    oldest_queued_age_ms: int | None
+    finished_recently: int = 0
+    failed_recently: int = 0
+
+    @property
+    def failure_rate(self) -> float:
+        """The share of jobs that finished in the recent window and failed."""
+        if self.finished_recently == 0:
+            return 0.0
+        return self.failed_recently / self.finished_recently
+
+
+@dataclass(frozen=True, slots=True)
+class OnceRecord:
+    """A stored `ctx.once` entry: `done` is False while the effect is in flight."""
+
+    done: bool
+    result: JSON = None
+
+
+@dataclass(frozen=True, slots=True)
+class RedriveFilter:
+    """Which failed jobs a bulk redrive sends back; empty fields match everything."""
+
+    tenant: str | None = None
+    task: str | None = None
+    queue: str | None = None
+    job_ids: Sequence[int] = field(default_factory=tuple)
+
+
+@dataclass(frozen=True, slots=True)
+class Tenant:
+    """A customer of the service: its name, caps, and whether its keys are admin keys.
+
+    `max_queued` caps the tenant's jobs that are queued or running (None: no cap);
+    `daily_budget` caps its LLM spend per UTC day (None: no cap).
+    """
+
+    name: str
+    created_at: int
+    max_queued: int | None = None
+    admin: bool = False
+    daily_budget: DailyBudget | None = None

@@ -19,7 +19,7 @@ from backroom.core.job import (
     JobState,
 )
 from backroom.core.usage import DailyBudget
-from backroom.store.protocol import QueueStats, Tenant
+from backroom.store.records import QueueStats, Tenant
 
 
 class Row(Protocol):

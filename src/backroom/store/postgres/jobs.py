@@ -22,7 +22,7 @@ from backroom.core.transitions import new_job
 from backroom.store.postgres import queries
 from backroom.store.postgres.database import PooledConnection
 from backroom.store.postgres.history import RECORD_TRANSITIONS
-from backroom.store.protocol import RedriveFilter
+from backroom.store.records import RedriveFilter
 from backroom.store.rows import dump_json, error_columns, job_from_row
 
 SUBMIT = f"""

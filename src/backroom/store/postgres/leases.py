@@ -23,7 +23,7 @@ from backroom.store.postgres.database import PooledConnection
 from backroom.store.postgres.history import RECORD_TRANSITIONS
 from backroom.store.postgres.lanes import LANE_ROOM
 from backroom.store.postgres.queries import QUEUES_WITH_WORK
-from backroom.store.protocol import HeartbeatResult
+from backroom.store.records import HeartbeatResult
 from backroom.store.rows import job_from_row
 
 CLAIM = f"""

@@ -10,8 +10,7 @@ from backroom.store.postgres import lanes as lane_sql
 from backroom.store.postgres import tenants as tenant_sql
 from backroom.store.postgres import usage as usage_sql
 from backroom.store.postgres.database import PostgresDatabase
-from backroom.store.protocol import Tenant
-from backroom.store.records import LaneStatus, UsageGroup, UsageQuery
+from backroom.store.records import LaneStatus, Tenant, UsageGroup, UsageQuery
 
 _NOTIFY = "SELECT pg_notify($1, '')"
 

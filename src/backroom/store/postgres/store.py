@@ -32,7 +32,7 @@ from backroom.store.postgres import queries, retention, tenants
 from backroom.store.postgres.database import PostgresDatabase, PostgresSettings
 from backroom.store.postgres.listener import new_work_listener
 from backroom.store.postgres.llm_methods import PostgresLlmMethods
-from backroom.store.protocol import (
+from backroom.store.records import (
     HeartbeatResult,
     JobFilter,
     OnceRecord,

@@ -10,7 +10,7 @@ from typing import TypeAlias
 
 import asyncpg
 
-from backroom.store.protocol import Tenant
+from backroom.store.records import Tenant
 from backroom.store.rows import budget_column, tenant_from_row
 
 _TENANT_COLUMNS = "name, created_at, max_queued, admin, daily_budget_pico_usd"

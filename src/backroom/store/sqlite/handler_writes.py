@@ -10,7 +10,7 @@ import sqlite3
 
 from backroom.core.errors import LeaseLost
 from backroom.core.job import JSON, Lease
-from backroom.store.protocol import OnceRecord
+from backroom.store.records import OnceRecord
 from backroom.store.rows import dump_json, dump_nullable_json, load_json
 
 _HOLDS_LEASE = "SELECT 1 FROM jobs WHERE id = ? AND lease_token = ? AND state = 'running'"

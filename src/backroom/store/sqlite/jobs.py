@@ -9,7 +9,7 @@ from backroom.core import transitions
 from backroom.core.errors import StoreError
 from backroom.core.job import Job, JobState, NewJob, SubmitResult
 from backroom.core.transitions import new_job
-from backroom.store.protocol import RedriveFilter
+from backroom.store.records import RedriveFilter
 from backroom.store.rows import dump_json, error_columns, job_from_row
 from backroom.store.sqlite.history import record_transitions
 from backroom.store.sqlite.queries import count_active, get_job

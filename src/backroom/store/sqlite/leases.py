@@ -25,7 +25,7 @@ from backroom.core import transitions
 from backroom.core.job import Job, Lease
 from backroom.core.lifecycle import RunningFacts
 from backroom.store.claim_order import in_claim_order, queue_precedence
-from backroom.store.protocol import HeartbeatResult
+from backroom.store.records import HeartbeatResult
 from backroom.store.rows import dump_json, job_from_row
 from backroom.store.sqlite.finish import end_attempts
 from backroom.store.sqlite.history import open_attempts, record_transitions

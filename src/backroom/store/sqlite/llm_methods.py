@@ -8,8 +8,7 @@ from backroom.core.job import Lease
 from backroom.core.lane_settlement import LaneSettlement
 from backroom.core.lanes import Denied, Grant, LaneRequest
 from backroom.core.usage import AttemptUsage, UsageTotals
-from backroom.store.protocol import Tenant
-from backroom.store.records import LaneStatus, UsageGroup, UsageQuery
+from backroom.store.records import LaneStatus, Tenant, UsageGroup, UsageQuery
 from backroom.store.sqlite import lanes as lane_sql
 from backroom.store.sqlite import tenants as tenant_sql
 from backroom.store.sqlite import usage as usage_sql

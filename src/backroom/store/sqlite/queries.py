@@ -6,7 +6,7 @@ import sqlite3
 from collections.abc import Sequence
 
 from backroom.core.job import Attempt, Job, JobEvent
-from backroom.store.protocol import JobFilter, QueueStats
+from backroom.store.records import JobFilter, QueueStats
 from backroom.store.rows import (
     attempt_from_row,
     dump_json,

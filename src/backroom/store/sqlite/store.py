@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from backroom.core.errors import ConfigError
 from backroom.core.job import JSON, Attempt, Job, JobEvent, JobState, Lease, NewJob, SubmitResult
 from backroom.core.outcome import Outcome
-from backroom.store.protocol import (
+from backroom.store.records import (
     HeartbeatResult,
     JobFilter,
     OnceRecord,

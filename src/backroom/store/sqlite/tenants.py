@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from backroom.store.protocol import Tenant
+from backroom.store.records import Tenant
 from backroom.store.rows import budget_column, tenant_from_row
 
 _TENANT_COLUMNS = "name, created_at, max_queued, admin, daily_budget_pico_usd"
