@@ -40,9 +40,9 @@ class Processes:
         self._logs = logs
         self._running: list[tuple[subprocess.Popen[bytes], Path]] = []
 
-    def start(self, name: str, *arguments: str) -> Path:
-        """Start `backroom ARGUMENTS...`; the file its output goes to."""
-        env = {**os.environ, "PYTHONPATH": str(HERE)}
+    def start(self, name: str, *arguments: str, env: dict[str, str] | None = None) -> Path:
+        """Start `backroom ARGUMENTS...` (with `env` added); the file its output goes to."""
+        env = {**os.environ, "PYTHONPATH": str(HERE), **(env or {})}
         log = self._logs / f"{name}.log"
         with log.open("wb") as output:
             process = subprocess.Popen(
@@ -117,14 +117,29 @@ def submit_over_http(port: int, key: str, effects: Path) -> list[int]:
 def test_an_api_server_and_two_workers_run_every_job_once_through_pgbouncer(
     pgbouncer: PgBouncer, database: str, direct_url: str, processes: Processes, tmp_path: Path
 ) -> None:
-    url = store_url(pgbouncer, database)
     port = free_port()
-    app = ["--app", "crash_app:app", "--db", url]
-    server_log = processes.start("serve", "serve", *app, "--no-worker", "--port", str(port))
+    app = ["--app", "crash_app:app"]
+    # The server is told of the pooler by its URL, the workers by the environment.
+    server_log = processes.start(
+        "serve",
+        "serve",
+        *app,
+        "--db",
+        store_url(pgbouncer, database),
+        "--no-worker",
+        "--port",
+        str(port),
+    )
     key = wait_until(lambda: api_key(server_log), "the API key", processes.output)
+    worker = [*app, "--db", pgbouncer.url(database), "--concurrency", "20"]
     worker_logs = [
         processes.start(
-            f"worker-{n}", "worker", *app, "--concurrency", "20", "--poll-interval", "0.2"
+            f"worker-{n}",
+            "worker",
+            *worker,
+            "--poll-interval",
+            "0.2",
+            env={"BACKROOM_PG_POOLER": pgbouncer.mode},
         )
         for n in range(2)
     ]

@@ -16,7 +16,8 @@ def with_app(db: str | None, action: Callable[[App], Awaitable[T]]) -> T:
     """Open the database (migrating it, as every command does), run `action`, close."""
 
     async def run() -> T:
-        async with App(db or Settings.from_env().database_url) as app:
+        settings = Settings.from_env()
+        async with App(settings.store_url(db or settings.database_url)) as app:
             return await action(app)
 
     return asyncio.run(run())

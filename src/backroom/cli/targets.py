@@ -193,7 +193,7 @@ async def open_backend(target: Target) -> AsyncIterator[JobBackend]:
     settings = Settings.from_env()
     url = target.url or settings.url
     if url is None:
-        async with App(target.db or settings.database_url) as app:
+        async with App(settings.store_url(target.db or settings.database_url)) as app:
             caller = LOCAL_ADMIN if target.tenant is None else Caller(target.tenant)
             yield LocalBackend(app, caller)
         return
