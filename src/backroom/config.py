@@ -71,6 +71,26 @@ class Settings:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class HttpLimits:
+    """What one HTTP client may make `backroom serve` hold (`api/connection_guard.py`).
+
+    max_head_bytes    request line and headers together; more is a 431
+    max_headers       headers in one request; more is a 431
+    max_url_bytes     the request target; longer is a 414
+    header_timeout_s  time for a request's head to arrive in full; later is a 408
+    idle_timeout_s    an idle keep-alive connection is closed after this
+    max_connections   connections open at once; a request on one more is a 503
+    """
+
+    max_head_bytes: int = 32 * 1024
+    max_headers: int = 100
+    max_url_bytes: int = 8 * 1024
+    header_timeout_s: float = 10.0
+    idle_timeout_s: int = 5
+    max_connections: int = 1000
+
+
 def environment() -> Mapping[str, str]:
     """The process environment, for settings that name their own variables.
 

@@ -22,11 +22,26 @@ CLI_STARTER = "from backroom.cli.main import main; main()"
 
 @dataclass(frozen=True)
 class Server:
-    """A running `backroom serve`: its URL, the key it printed, and its stderr file."""
+    """A running `backroom serve`: its URL, the key it printed, its stderr file, and
+    its process (whose stdout, the access log, is still open to read)."""
 
     url: str
     key: str
     stderr: Path
+    process: subprocess.Popen[str]
+
+    @property
+    def port(self) -> int:
+        """The port it listens on."""
+        return int(self.url.rsplit(":", 1)[1])
+
+    def stdout_line_with(self, text: str) -> str:
+        """The next line the server prints that contains `text` (EOF: it died)."""
+        assert self.process.stdout is not None
+        while line := self.process.stdout.readline():
+            if text in line:
+                return line
+        raise AssertionError(f"the server exited before printing {text!r}")
 
 
 def _read_welcome(process: subprocess.Popen[str]) -> tuple[str, str]:
@@ -67,7 +82,7 @@ def serve_process(folder: Path, *options: str) -> Iterator[Server]:
     try:
         url, key = _read_welcome(process)
         _wait_until_healthy(url, process)
-        yield Server(url, key, stderr)
+        yield Server(url, key, stderr, process)
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=30) == 0, stderr.read_text()
     finally:

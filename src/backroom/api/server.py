@@ -15,12 +15,15 @@ import shlex
 import signal
 import socket
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import uvicorn
 
 from backroom.api import ApiSettings, create_api
+from backroom.api.access_log import redact_access_log
+from backroom.api.connection_guard import uvicorn_options
 from backroom.app import App
+from backroom.config import HttpLimits
 from backroom.core.job import DEFAULT_TENANT
 from backroom.runtime.startup import opened_when_reachable
 from backroom.runtime.worker_config import WorkerConfig
@@ -31,7 +34,8 @@ Emit = Callable[[str], None]
 
 @dataclass(frozen=True, slots=True)
 class ServeConfig:
-    """Where to listen, and how many in-process workers to run (0: none)."""
+    """Where to listen, the limits on clients, and how many in-process workers to run
+    (0: none)."""
 
     host: str = "127.0.0.1"
     port: int = 8000
@@ -39,6 +43,7 @@ class ServeConfig:
     concurrency: int = 10
     log_level: str = "info"
     poll_interval_ms: int = 1_000
+    limits: HttpLimits = field(default_factory=HttpLimits)
 
 
 class _Server(uvicorn.Server):
@@ -144,10 +149,13 @@ async def serve(app: App, api_settings: ApiSettings, config: ServeConfig, emit: 
             for worker in workers:
                 worker.stop()
 
-        server = _Server(
-            uvicorn.Config(create_api(app, api_settings), log_level=config.log_level),
-            on_exit=stop_workers,
+        uvicorn_config = uvicorn.Config(
+            create_api(app, api_settings),
+            log_level=config.log_level,
+            **uvicorn_options(config.limits),
         )
+        redact_access_log()  # after uvicorn.Config, which configures its loggers
+        server = _Server(uvicorn_config, on_exit=stop_workers)
         running = [asyncio.create_task(worker.run()) for worker in workers]
         print_welcome(app, f"http://{host}:{port}", key, emit)
         try:

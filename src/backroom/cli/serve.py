@@ -18,8 +18,10 @@ from backroom.cli.options import (
     PoolMinOption,
 )
 from backroom.cli.targets import CliError
-from backroom.config import Settings, environment
+from backroom.config import HttpLimits, Settings, environment
 from backroom.core.job import DEFAULT_QUEUES
+
+_LIMITS = HttpLimits()
 
 
 def serve_command(
@@ -52,6 +54,19 @@ def serve_command(
     pool_min: PoolMinOption = None,
     pool_max: PoolMaxOption = None,
     poll_interval: PollIntervalOption = 1.0,
+    max_connections: Annotated[
+        int, typer.Option(min=1, help="Open connections at most; more get 503.")
+    ] = _LIMITS.max_connections,
+    max_header_bytes: Annotated[
+        int, typer.Option(min=1024, help="Request line and headers at most; more get 431.")
+    ] = _LIMITS.max_head_bytes,
+    header_timeout: Annotated[
+        float,
+        typer.Option(min=0.1, help="Seconds for a request's headers to arrive; else 408."),
+    ] = _LIMITS.header_timeout_s,
+    idle_timeout: Annotated[
+        int, typer.Option(min=1, help="Seconds an idle keep-alive connection stays open.")
+    ] = _LIMITS.idle_timeout_s,
 ) -> None:
     """Serve the HTTP API (and run workers) until SIGINT or SIGTERM."""
     # Imported here: the web stack and the LLM SDK would slow every other command's start
@@ -85,6 +100,12 @@ def serve_command(
         concurrency=concurrency,
         log_level=log_level,
         poll_interval_ms=max(1, round(poll_interval * 1000)),
+        limits=HttpLimits(
+            max_head_bytes=max_header_bytes,
+            header_timeout_s=header_timeout,
+            idle_timeout_s=idle_timeout,
+            max_connections=max_connections,
+        ),
     )
     queue_names = tuple(name.strip() for name in queues.split(",") if name.strip())
     if not queue_names:
