@@ -14,12 +14,14 @@ from backroom.store.protocol import HandlerWriteStore
 
 log = logging.getLogger("backroom.context")
 T = TypeVar("T")
+R = TypeVar("R")
 
-# How `once` retries its closing write while the store is unreachable (a database
-# restart): first wait, longest wait, and the total after which it gives up.
-CLOSING_RETRY_FIRST_MS = 100
-CLOSING_RETRY_CAP_MS = 5_000
-CLOSING_RETRY_BUDGET_MS = 120_000
+# How a handler's idempotent writes (progress, the end of a `once` effect) are retried
+# while the store is unreachable (a database restart): first wait, longest wait, and
+# the total after which the error reaches the handler.
+WRITE_RETRY_FIRST_MS = 100
+WRITE_RETRY_CAP_MS = 5_000
+WRITE_RETRY_BUDGET_MS = 120_000
 
 
 class JobContext:
@@ -48,12 +50,14 @@ class JobContext:
     async def progress(self, fraction: float | None = None, partial: JSON = None) -> None:
         """Store coarse progress (0..1) and partial output on the job, for pollers to see.
 
-        Raises `LeaseLost` when this attempt no longer holds the job.
+        Retried while the store is unreachable (it only sets values). Raises `LeaseLost`
+        when this attempt no longer holds the job.
         """
         if fraction is not None and not 0.0 <= fraction <= 1.0:
             raise ValueError("progress must be between 0 and 1")
-        stored = await self._store.set_progress(
-            self._job.lease, fraction, partial, self._clock.now()
+        stored = await self._through_outage(
+            "storing progress",
+            lambda: self._store.set_progress(self._job.lease, fraction, partial, self._clock.now()),
         )
         if not stored:
             raise LeaseLost(f"job {self._job.id} is no longer held by this attempt")
@@ -86,35 +90,36 @@ class JobContext:
         except Exception:
             # It failed, so it most likely did not happen: let a later attempt try again.
             # A cancelled effect (BaseException) stays begun: it may have half happened.
-            await self._closing_write(name, lambda: self._store.once_abort(lease, name))
+            await self._through_outage(
+                f"forgetting the failed effect {name!r}",
+                lambda: self._store.once_abort(lease, name),
+            )
             raise
-        await self._closing_write(
-            name, lambda: self._store.once_end(lease, name, value, self._clock.now())
+        # The effect has run: losing this write would leave it uncertain and fail the job
+        # for good, so it is retried across an outage.
+        await self._through_outage(
+            f"recording the end of effect {name!r}",
+            lambda: self._store.once_end(lease, name, value, self._clock.now()),
         )
         return value
 
-    async def _closing_write(self, name: str, write: Callable[[], Awaitable[None]]) -> None:
-        """Store how effect `name` ended, retrying while the store is unreachable.
+    async def _through_outage(self, what: str, write: Callable[[], Awaitable[R]]) -> R:
+        """Run `write`, retrying with backoff while the store is unreachable.
 
-        The effect has run (or failed): losing this write would leave it uncertain and
-        fail the job for good. The write is idempotent and fenced by the lease, so it is
-        retried with backoff across a reconnect; a lost lease still ends it (`LeaseLost`).
+        Only for writes that are idempotent and fenced by the lease: a repeat changes
+        nothing, and a lost lease still ends it (`LeaseLost`). So a database restart
+        costs the handler time, not an attempt.
         """
-        delay_ms, waited_ms = CLOSING_RETRY_FIRST_MS, 0
+        delay_ms, waited_ms = WRITE_RETRY_FIRST_MS, 0
         while True:
             try:
-                await write()
-                return
+                return await write()
             except StoreUnavailable as error:
-                if waited_ms >= CLOSING_RETRY_BUDGET_MS:
+                if waited_ms >= WRITE_RETRY_BUDGET_MS:
                     raise
                 log.warning(
-                    "job %d: recording the end of effect %r failed, retrying in %d ms: %s",
-                    self._job.id,
-                    name,
-                    delay_ms,
-                    error,
+                    "job %d: %s failed, retrying in %d ms: %s", self._job.id, what, delay_ms, error
                 )
             await self._clock.sleep(delay_ms)
             waited_ms += delay_ms
-            delay_ms = min(2 * delay_ms, CLOSING_RETRY_CAP_MS)
+            delay_ms = min(2 * delay_ms, WRITE_RETRY_CAP_MS)
