@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench clean
+.PHONY: run test check lint bench clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -14,8 +14,13 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(VENV)/bin/backroom serve
 
+# Everything: slow tests (real processes) and PostgreSQL ones (they skip without a server).
 test: $(STAMP)
 	$(PY) -m pytest
+
+# The quick loop while working: lint and every test that starts no process.
+check: lint
+	$(PY) -m pytest -q -m "not slow"
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check src tests bench

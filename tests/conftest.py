@@ -1,7 +1,14 @@
-"""Set-up shared by every test directory: a PostgreSQL database for the session.
+"""Set-up shared by every test directory: a PostgreSQL database for the session, and
+the marker rules.
 
 Tests that need PostgreSQL ask for `postgres_url`. Without a reachable server they
 skip, unless BACKROOM_REQUIRE_POSTGRES=1 (as in CI), where they fail instead.
+
+Markers (CONTRIBUTING.md, "Tests"): a test that asks for `postgres_url`, directly or
+through a fixture, must carry `postgres`, or the run stops at collection; a test that
+starts a process must carry `slow`, or starting it fails the test. So `make check`
+(`-m "not slow"`) never waits on a process, and `-m "not postgres"` runs without a
+server.
 """
 
 from __future__ import annotations
@@ -9,8 +16,9 @@ from __future__ import annotations
 import asyncio
 import os
 import secrets
+import subprocess
 from collections.abc import Callable, Iterator
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import asyncpg
 import pytest
@@ -56,3 +64,35 @@ def postgres_url() -> Iterator[str]:
         skip_without_postgres(f"PostgreSQL is not reachable at {POSTGRES_ADMIN_URL}: {error}")
     yield f"{POSTGRES_SERVER}/{name}"
     asyncio.run(_run_as_admin(f'DROP DATABASE "{name}" WITH (FORCE)'))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Stop the run when a test on PostgreSQL lacks the `postgres` marker."""
+    unmarked = [
+        item.nodeid
+        for item in items
+        if "postgres_url" in getattr(item, "fixturenames", ())
+        and item.get_closest_marker("postgres") is None
+    ]
+    if unmarked:
+        listed = "\n  ".join(unmarked)
+        raise pytest.UsageError(f"tests on PostgreSQL without the postgres marker:\n  {listed}")
+
+
+class _ProcessRefused:
+    """Stands in for `subprocess.Popen` (which asyncio's subprocesses use too)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        raise AssertionError("this test starts a process: mark it @pytest.mark.slow")
+
+    def __class_getitem__(cls, item: object) -> type[_ProcessRefused]:
+        return cls
+
+
+@pytest.fixture(autouse=True)
+def _processes_only_in_slow_tests(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Starting a process (subprocess, asyncio) fails a test not marked `slow`."""
+    if request.node.get_closest_marker("slow") is None:
+        monkeypatch.setattr(subprocess, "Popen", _ProcessRefused)

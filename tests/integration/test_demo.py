@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from backroom.demo.timeline import run_demo
 
 EXPECTED = """\
@@ -34,6 +36,7 @@ def test_demo_prints_the_seeds_timeline_exactly() -> None:
     assert "\n".join(lines()) + "\n" == EXPECTED
 
 
+@pytest.mark.slow
 def test_the_cli_prints_the_same_bytes() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "backroom", "demo"], capture_output=True, check=True, timeout=60

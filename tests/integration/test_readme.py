@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 README = Path(__file__).resolve().parents[2] / "README.md"
 
 
+@pytest.mark.slow
 def test_the_ten_line_example_runs(tmp_path: Path) -> None:
     section = README.read_text().split("## The library in ten lines", 1)[1]
     match = re.search(r"```python\n(.*?)```", section, re.DOTALL)
