@@ -7,9 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 TESTING_DOC = Path(__file__).resolve().parents[2] / "docs" / "testing.md"
 
 
+@pytest.mark.slow
 def test_the_memory_store_example_test_passes(tmp_path: Path) -> None:
     match = re.search(r"```python\n(.*?)```", TESTING_DOC.read_text(), re.DOTALL)
     assert match is not None
