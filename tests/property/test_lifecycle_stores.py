@@ -9,8 +9,8 @@ completion on it.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Any, ClassVar
+import dataclasses
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -19,7 +19,7 @@ from lifecycle_machine import LifecycleMachine
 
 from backroom.core.errors import BackroomError
 from backroom.core.job import Job
-from backroom.store.memory import MemoryStore
+from backroom.store.memory import MemoryStore, MemoryTables
 from backroom.store.protocol import JobFilter, Store
 from backroom.store.sqlite.store import SqliteStore
 
@@ -38,13 +38,15 @@ class StoreLifecycleMachine(LifecycleMachine):
     """The lifecycle machine, with each operation also carried out on the store that
     `open_store` opens."""
 
-    open_store: ClassVar[Callable[[], Store]]
-
     def __init__(self) -> None:
         super().__init__()
         self.loop = asyncio.new_event_loop()
-        self.store = type(self).open_store()
+        self.store = self.open_store()
         self.loop.run_until_complete(self.store.migrate())
+
+    def open_store(self) -> Store:
+        """A new, empty store for one run of the machine."""
+        raise NotImplementedError
 
     def teardown(self) -> None:
         """Close the store, then the loop."""
@@ -76,13 +78,30 @@ class StoreLifecycleMachine(LifecycleMachine):
 class SqliteLifecycleMachine(StoreLifecycleMachine):
     """On a private in-memory SQLite database."""
 
-    open_store = staticmethod(lambda: SqliteStore.from_url("sqlite://:memory:"))
+    def open_store(self) -> Store:
+        """A private in-memory SQLite database."""
+        return SqliteStore.from_url("sqlite://:memory:")
 
 
 class MemoryLifecycleMachine(StoreLifecycleMachine):
-    """On the memory store."""
+    """On the memory store, whose indexes must also agree with its rows after every step."""
 
-    open_store = staticmethod(MemoryStore)
+    def open_store(self) -> Store:
+        """A memory store on tables this machine also inspects."""
+        self.tables = MemoryTables()
+        return MemoryStore(self.tables)
+
+    @invariant()
+    def indexes_match_rows(self) -> None:
+        """The claim, wake-up, running and per-tenant indexes say what the rows say."""
+        rebuilt = MemoryTables()
+        for row in self.tables.jobs.values():
+            rebuilt.insert_job(dataclasses.replace(row))
+        assert self.tables.claimable == rebuilt.claimable
+        assert self.tables.due == rebuilt.due
+        assert self.tables.running.keys() == rebuilt.running.keys()
+        assert +self.tables.active == +rebuilt.active  # unary +: without zero counts
+        assert self.tables.by_key == rebuilt.by_key
 
 
 MACHINE_SETTINGS = settings(
