@@ -5,8 +5,6 @@ from __future__ import annotations
 import inspect
 
 from backroom.store import protocol
-from backroom.store.postgres.store import PostgresStore
-from backroom.store.sqlite.store import SqliteStore
 
 PARTS = [
     protocol.JobStore,
@@ -46,8 +44,3 @@ def test_the_consumers_parts_are_made_of_the_stores_parts() -> None:
     # A worker never submits, lists, cancels or redrives: that is the service's.
     assert not methods(protocol.WorkerStore) & own_methods(protocol.JobStore)
     assert not methods(protocol.ServiceStore) & own_methods(protocol.LeaseStore)
-
-
-def test_every_backend_has_every_method() -> None:
-    for backend in (SqliteStore, PostgresStore):
-        assert methods(protocol.Store) <= methods(backend)
