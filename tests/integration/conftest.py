@@ -1,8 +1,9 @@
-"""Fixtures of the integration tests behind a real PgBouncer (`pgbouncer_process`).
+"""Fixtures of the integration tests: a fresh database on each backend, and for the
+tests behind a real PgBouncer (`pgbouncer_process`), a database and a PgBouncer of their own.
 
-Each test gets a database of its own (a pooler passes no `search_path`) and a PgBouncer
-of its own in front of the local PostgreSQL, started and stopped by the test. With
-BACKROOM_REQUIRE_POSTGRES=1 a missing pgbouncer binary fails the tests.
+Behind PgBouncer each test gets a database of its own (a pooler passes no
+`search_path`) and a PgBouncer in front of the local PostgreSQL, started and stopped
+by the test. With BACKROOM_REQUIRE_POSTGRES=1 a missing pgbouncer binary fails the tests.
 """
 
 from __future__ import annotations
@@ -15,7 +16,17 @@ from typing import NoReturn
 
 import pytest
 from pgbouncer_process import PGBOUNCER, PgBouncer, run_pgbouncer
-from postgres_schemas import run_statement
+from postgres_schemas import run_statement, scratch_schema
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh database on each backend (PostgreSQL: a schema of the test's own)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'backend.db'}"
+        return
+    with scratch_schema(request.getfixturevalue("postgres_url")) as url:
+        yield url
 
 
 @pytest.fixture

@@ -12,11 +12,9 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from postgres_schemas import scratch_schema
 
 from backroom import App, JobState
 
@@ -25,14 +23,10 @@ HERE = Path(__file__).parent
 JOBS = 6
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A SQLite file, then a PostgreSQL schema of this test's own."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'jobs.db'}"
-        return
-    with scratch_schema(request.getfixturevalue("postgres_url")) as url:
-        yield url
+@pytest.fixture
+def db_url(database_url: str) -> str:
+    """A SQLite file, then a PostgreSQL schema of this test's own (conftest)."""
+    return database_url
 
 
 def start_worker(db_url: str, log: Path) -> subprocess.Popen[bytes]:

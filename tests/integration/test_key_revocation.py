@@ -8,13 +8,11 @@ busy the key was.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
-from pathlib import Path
 
 import httpx
 import pytest
-from postgres_schemas import scratch_schema
 
 from backroom import App
 from backroom.api import ApiSettings, create_api
@@ -38,16 +36,6 @@ class ManualClock:
     async def sleep(self, ms: float) -> None:
         """Sleeping moves the clock (nothing here sleeps)."""
         self.ms += round(ms)
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """One database URL per store."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'keys.db'}"
-        return
-    with scratch_schema(request.getfixturevalue("postgres_url")) as url:
-        yield url
 
 
 async def _open_apps(

@@ -21,7 +21,6 @@ from typing import Any
 
 import pytest
 import uvicorn
-from postgres_schemas import scratch_schema
 
 from backroom import App
 from backroom.clock import SystemClock
@@ -101,14 +100,10 @@ async def until(condition: Callable[[], Awaitable[bool]], what: str) -> None:
         await CLOCK.sleep(POLL_MS)
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A fresh database on each backend (PostgreSQL: a schema of the test's own)."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'lanes.db'}"
-        return
-    with scratch_schema(request.getfixturevalue("postgres_url")) as url:
-        yield url
+@pytest.fixture
+def db(database_url: str) -> str:
+    """A fresh database on each backend (conftest)."""
+    return database_url
 
 
 @pytest.mark.slow

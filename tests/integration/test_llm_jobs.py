@@ -11,10 +11,8 @@ import asyncio
 import secrets
 from collections.abc import AsyncIterator, Iterator
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
-from postgres_schemas import scratch_schema
 
 from backroom import App, Job, JobState, WorkerConfig, run_until_idle
 from backroom.core.job import JSON
@@ -49,16 +47,6 @@ DEADLINE_MS = 30_000
 def base_url() -> Iterator[str]:
     config = MockConfig(requests_per_minute=100_000, stream_interval_ms=STREAM_DELTA_MS)
     with running_mock(config) as url:
-        yield url
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A fresh database on each backend (PostgreSQL: a schema of the test's own)."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'llm.db'}"
-        return
-    with scratch_schema(request.getfixturevalue("postgres_url")) as url:
         yield url
 
 

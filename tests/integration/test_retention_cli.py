@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from postgres_schemas import scratch_schema
 from typer.testing import CliRunner
 
 from backroom.cli.admin import duration_ms
@@ -23,14 +21,10 @@ from backroom.store.protocol import JobFilter
 LATEST = load_migrations("sqlite")[-1].version
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
-def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A database URL for one test: a SQLite file, then a PostgreSQL schema."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'admin.db'}"
-        return
-    with scratch_schema(request.getfixturevalue("postgres_url")) as url:
-        yield url
+@pytest.fixture
+def db(database_url: str) -> str:
+    """A database URL for one test: a SQLite file, then a PostgreSQL schema (conftest)."""
+    return database_url
 
 
 def run(*args: str) -> str:
