@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from backroom.core.lanes import CREDIT_PER_UNIT
-from backroom.core.usage import UsageTotals
+from backroom.core.usage import UsageTotals, day_start, next_day_start
 from backroom.service.callers import Caller
 from backroom.service.context import AppParts
 from backroom.service.documents import iso, usage_document
@@ -23,11 +23,12 @@ __all__ = ["UsageGrouping", "UsageRange", "lane_document", "list_lanes", "usage_
 
 @dataclass(frozen=True, slots=True)
 class UsageRange:
-    """A usage report as asked for: calls that ended in `[since, until)`, grouped."""
+    """A usage report as asked for: calls that ended in `[since, until)` (ms since the
+    epoch; by default the current UTC day), grouped."""
 
-    since: int
-    until: int
-    group_by: UsageGrouping
+    since: int | None = None
+    until: int | None = None
+    group_by: UsageGrouping = UsageGrouping.MODEL
 
 
 def _units_left(credit: int, per_minute: int | None) -> int | None:
@@ -67,15 +68,18 @@ def _group_document(group: UsageGroup, grouping: UsageGrouping) -> dict[str, Any
 
 async def usage_report(app: AppParts, caller: Caller, asked: UsageRange) -> Reply:
     """Tokens and cost of the caller's calls (an admin's: every tenant's) in the range."""
-    if asked.until <= asked.since:
+    now = app.clock.now()
+    since = day_start(now) if asked.since is None else asked.since
+    until = next_day_start(now) if asked.until is None else asked.until
+    if until <= since:
         return invalid_field(("query", "to"), "must be later than `from`")
-    query = UsageQuery(asked.since, asked.until, asked.group_by, caller.scope)
+    query = UsageQuery(since, until, asked.group_by, caller.scope)
     groups = await app.store.usage_groups(query)
     return Reply(
         200,
         {
-            "from": iso(asked.since),
-            "to": iso(asked.until),
+            "from": iso(since),
+            "to": iso(until),
             "group_by": str(asked.group_by),
             "groups": [_group_document(group, asked.group_by) for group in groups],
             "total": usage_document(sum((group.totals for group in groups), UsageTotals())),

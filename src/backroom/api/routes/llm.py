@@ -11,7 +11,6 @@ from backroom.api.auth import Authenticator
 from backroom.api.models.llm import LaneList, UsageReport
 from backroom.api.responses import problem_responses, to_response
 from backroom.app import App
-from backroom.core.usage import day_start, next_day_start
 from backroom.service import llm as service_llm
 from backroom.service.callers import Caller
 from backroom.service.llm import UsageGrouping, UsageRange
@@ -58,10 +57,9 @@ def llm_router(app: App, authenticate: Authenticator) -> APIRouter:
             UsageGrouping.MODEL
         ),
     ) -> Response:
-        now = app.clock.now()
         asked = UsageRange(
-            day_start(now) if since is None else _epoch_ms(since),
-            next_day_start(now) if until is None else _epoch_ms(until),
+            None if since is None else _epoch_ms(since),
+            None if until is None else _epoch_ms(until),
             group_by,
         )
         return to_response(await service_llm.usage_report(app, caller, asked))
