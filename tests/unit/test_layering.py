@@ -2,6 +2,7 @@
 
 - `backroom.core` imports nothing else of the package; `backroom.store` only the core.
 - Only `cli` imports `backroom.cli`; only `api` and `cli` (for `serve`) import `backroom.api`.
+- `backroom.client` imports only the core and the clock: it runs in callers' programs.
 - SQL is written only under `backroom/store`; database drivers are imported only there.
 - Time is read and slept only in `backroom/clock.py`.
 - `api/` and `cli/` reach the store only through `service/`: they import nothing of
@@ -42,6 +43,10 @@ def test_the_core_imports_nothing_else_of_the_package() -> None:
 
 def test_the_store_imports_only_the_core() -> None:
     assert _violations({"store"}, ("backroom.store", "backroom.core")) == []
+
+
+def test_the_client_imports_only_the_core_and_the_clock() -> None:
+    assert _violations({"client"}, ("backroom.client", "backroom.core", "backroom.clock")) == []
 
 
 def test_only_the_cli_imports_the_cli_and_only_api_and_cli_import_the_api() -> None:
