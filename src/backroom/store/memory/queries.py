@@ -56,24 +56,15 @@ def events(tables: MemoryTables, job_id: int, after: int) -> list[JobEvent]:
     return tables.events.get(job_id, [])[max(0, after) :]
 
 
-_COUNTED_STATES = {
-    JobState.QUEUED: "queued",
-    JobState.RUNNING: "running",
-    JobState.SUCCEEDED: "succeeded",
-    JobState.FAILED: "failed",
-    JobState.CANCELLED: "cancelled",
-}
-
-
 def _queue_counts(queue: str) -> dict[str, Any]:
     """A stats row of `queue` with nothing counted yet (the SQL query's columns)."""
-    counts: dict[str, Any] = dict.fromkeys(_COUNTED_STATES.values(), 0)
+    counts: dict[str, Any] = {state.value: 0 for state in JobState}
     counts |= {"queue": queue, "oldest_due": None, "finished_recently": 0, "failed_recently": 0}
     return counts
 
 
 def _count(counts: dict[str, Any], row: JobRow, now: int, since: int) -> None:
-    counts[_COUNTED_STATES[row.state]] += 1
+    counts[row.state.value] += 1
     if row.state is JobState.QUEUED and row.run_at <= now:
         oldest = counts["oldest_due"]
         counts["oldest_due"] = row.run_at if oldest is None else min(oldest, row.run_at)
