@@ -1,7 +1,10 @@
 """Real `backroom serve` and `backroom worker` processes behind a real PgBouncer.
 
 - An API server and two workers, all through the pooler (session and transaction
-  pooling): every job submitted over HTTP succeeds, and its effect runs exactly once.
+  pooling): every job submitted over HTTP succeeds, and its effect runs exactly once;
+  the three processes keep within their connection budget (with the old pool of 10
+  plus LISTEN, two workers took 22 of PgBouncer's 20 server connections and the API
+  server starved).
 - Pickups come from the LISTEN wake-up: through a session pooler, or through a direct
   listen URL beside a transaction pooler. The workers poll only every 600 s, so a job
   picked up within the test's deadline can only have been woken for.
@@ -25,6 +28,7 @@ import pytest
 from pgbouncer_process import PgBouncer, free_port, store_url
 
 from backroom import App
+from backroom.store.postgres.database import DEFAULT_POOL_MAX
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 HERE = Path(__file__).parent
@@ -152,6 +156,14 @@ def test_an_api_server_and_two_workers_run_every_job_once_through_pgbouncer(
         return {row["state"]: row["jobs"] for row in rows} == {"succeeded": JOBS}
 
     wait_until(all_succeeded, "every job to succeed", processes.output)
+    # The budget per process (docs/operations.md): at most pool_max + 1 server sessions,
+    # every one it opened still open (idle ones close after 5 minutes).
+    (sessions,) = fetch(
+        direct_url,
+        "SELECT count(*) AS open FROM pg_stat_activity"
+        " WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    )
+    assert 0 < sessions["open"] <= 3 * (DEFAULT_POOL_MAX + 1)
     assert processes.stop() == [0, 0, 0], processes.output()
     (attempts,) = fetch(
         direct_url,
