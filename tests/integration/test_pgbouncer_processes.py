@@ -118,35 +118,37 @@ def submit_over_http(port: int, key: str, effects: Path) -> list[int]:
     return [answer.json()["id"] for answer in answers]
 
 
+def start_server_and_workers(
+    processes: Processes, bouncer: PgBouncer, database: str
+) -> tuple[int, str, list[Path]]:
+    """An API server (no worker) and two workers through `bouncer`: the server's port,
+    its API key, and the workers' logs. The server is told of the pooler by its URL,
+    the workers by the environment."""
+    port = free_port()
+    app = ["--app", "crash_app:app"]
+    server = ["--db", store_url(bouncer, database), "--no-worker", "--port", str(port)]
+    server_log = processes.start("serve", "serve", *app, *server)
+    key = wait_until(lambda: api_key(server_log), "the API key", processes.output)
+    worker = [*app, "--db", bouncer.url(database), "--concurrency", "20", "--poll-interval", "0.2"]
+    pooler = {"BACKROOM_PG_POOLER": bouncer.mode}
+    logs = [processes.start(f"worker-{n}", "worker", *worker, env=pooler) for n in range(2)]
+    return port, key, logs
+
+
+def open_sessions(direct_url: str) -> int:
+    """How many server sessions are open on the test's database, but the one asking."""
+    (sessions,) = fetch(
+        direct_url,
+        "SELECT count(*) AS open FROM pg_stat_activity"
+        " WHERE datname = current_database() AND pid <> pg_backend_pid()",
+    )
+    return int(sessions["open"])
+
+
 def test_an_api_server_and_two_workers_run_every_job_once_through_pgbouncer(
     pgbouncer: PgBouncer, database: str, direct_url: str, processes: Processes, tmp_path: Path
 ) -> None:
-    port = free_port()
-    app = ["--app", "crash_app:app"]
-    # The server is told of the pooler by its URL, the workers by the environment.
-    server_log = processes.start(
-        "serve",
-        "serve",
-        *app,
-        "--db",
-        store_url(pgbouncer, database),
-        "--no-worker",
-        "--port",
-        str(port),
-    )
-    key = wait_until(lambda: api_key(server_log), "the API key", processes.output)
-    worker = [*app, "--db", pgbouncer.url(database), "--concurrency", "20"]
-    worker_logs = [
-        processes.start(
-            f"worker-{n}",
-            "worker",
-            *worker,
-            "--poll-interval",
-            "0.2",
-            env={"BACKROOM_PG_POOLER": pgbouncer.mode},
-        )
-        for n in range(2)
-    ]
+    port, key, worker_logs = start_server_and_workers(processes, pgbouncer, database)
     effects = tmp_path / "effects.txt"
 
     ids = submit_over_http(port, key, effects)
@@ -158,12 +160,7 @@ def test_an_api_server_and_two_workers_run_every_job_once_through_pgbouncer(
     wait_until(all_succeeded, "every job to succeed", processes.output)
     # The budget per process (docs/operations.md): at most pool_max + 1 server sessions,
     # every one it opened still open (idle ones close after 5 minutes).
-    (sessions,) = fetch(
-        direct_url,
-        "SELECT count(*) AS open FROM pg_stat_activity"
-        " WHERE datname = current_database() AND pid <> pg_backend_pid()",
-    )
-    assert 0 < sessions["open"] <= 3 * (DEFAULT_POOL_MAX + 1)
+    assert 0 < open_sessions(direct_url) <= 3 * (DEFAULT_POOL_MAX + 1)
     assert processes.stop() == [0, 0, 0], processes.output()
     (attempts,) = fetch(
         direct_url,
