@@ -1,102 +1,27 @@
-"""What only the PostgreSQL store does: LISTEN/NOTIFY wake-ups, surviving terminated
-sessions, migrations raced by many processes, and claims and capped submissions spread
-over many sessions.
+"""What only the PostgreSQL store does: migrations raced by many processes, and
+LISTEN/NOTIFY wake-ups (lost sessions and many sessions: test_postgres_sessions.py).
 
 Each test gets an empty schema of its own in the session's database (selected through
 the URL's search_path), a NOTIFY channel of its own, and an application_name of its
-own, by which it finds and terminates its store's sessions.
+own, by which it finds and terminates its store's sessions (fixtures in conftest.py).
 """
 
 from __future__ import annotations
 
 import asyncio
-import secrets
 from collections.abc import AsyncIterator, Awaitable, Callable
 
 import asyncpg
 import pytest
+from postgres_store_support import BOOM, MINUTE, T0, WAIT_S, due_job, migrated, terminate_sessions
 
-from backroom.core.errors import QueueFull, StoreUnavailable
-from backroom.core.job import ErrorInfo, NewJob, SubmitResult
 from backroom.core.outcome import Failed, Released, RetryAt
 from backroom.store.migrations import load_migrations
-from backroom.store.postgres.database import PostgresDatabase, PostgresSettings
+from backroom.store.postgres.database import PostgresSettings
 from backroom.store.postgres.store import PostgresStore
 from backroom.store.protocol import RedriveFilter
 
 pytestmark = pytest.mark.postgres
-
-T0 = 1_700_000_000_000
-MINUTE = 60_000
-BOOM = ErrorInfo("RuntimeError", "boom")
-WAIT_S = 10.0
-"""The most any test waits for the server to deliver a notification or a connection."""
-
-
-def due_job(run_at: int = T0) -> NewJob:
-    """A job to submit at T0, due at `run_at`."""
-    return NewJob(task="summarize", input={"doc": 1}, run_at=run_at)
-
-
-@pytest.fixture
-async def schema_url(postgres_url: str) -> AsyncIterator[str]:
-    """The URL of an empty schema of this test's own; dropped afterwards."""
-    name = f"backroom_{secrets.token_hex(4)}"
-    admin = await asyncpg.connect(postgres_url)
-    try:
-        await admin.execute(f'CREATE SCHEMA "{name}"')
-        yield f"{postgres_url}?search_path={name}"
-        await admin.execute(f'DROP SCHEMA "{name}" CASCADE')
-    finally:
-        await admin.close()
-
-
-@pytest.fixture
-async def settings(schema_url: str) -> PostgresSettings:
-    """Settings for this test's stores: its schema, channel and application name."""
-    tag = secrets.token_hex(4)
-    return PostgresSettings(
-        dsn=schema_url, channel=f"backroom_test_{tag}", application_name=f"backroom_test_{tag}"
-    )
-
-
-@pytest.fixture
-async def open_store(settings: PostgresSettings) -> AsyncIterator[Callable[[], PostgresStore]]:
-    """Opens stores on this test's schema (each its own pool); closes them afterwards."""
-    opened: list[PostgresStore] = []
-
-    def open_one() -> PostgresStore:
-        store = PostgresStore(settings)
-        opened.append(store)
-        return store
-
-    yield open_one
-    for store in opened:
-        await store.close()
-
-
-async def migrated(store: PostgresStore) -> PostgresStore:
-    """`store`, once its schema is migrated."""
-    await store.migrate()
-    return store
-
-
-async def terminate_sessions(url: str, application_name: str) -> int:
-    """Terminate every server session of `application_name`, as an operator would.
-
-    Each termination is waited for (up to WAIT_S), so the sessions are gone on return.
-    """
-    admin = await asyncpg.connect(url)
-    try:
-        killed: int = await admin.fetchval(
-            "SELECT count(pg_terminate_backend(pid, $2)) FROM pg_stat_activity "
-            "WHERE application_name = $1",
-            application_name,
-            int(WAIT_S * 1000),
-        )
-    finally:
-        await admin.close()
-    return killed
 
 
 class Wakeups:
@@ -239,97 +164,3 @@ async def test_the_listener_reconnects_and_calls_back_after_its_session_is_kille
     await wakeups.next()  # listening again: work queued meanwhile may be waiting
     await submitting.submit(due_job(), T0)
     await wakeups.next()
-
-
-# -- lost connections ----------------------------------------------------------------
-
-
-async def test_a_killed_session_fails_calls_with_store_unavailable_until_the_pool_reconnects(
-    open_store: Callable[[], PostgresStore], settings: PostgresSettings, schema_url: str
-) -> None:
-    store = await migrated(open_store())
-    job = (await store.submit(due_job(), T0)).job
-    await terminate_sessions(schema_url, settings.application_name)
-
-    outcomes: list[str] = []
-    while "ok" not in outcomes and len(outcomes) <= settings.max_connections:
-        try:
-            assert await store.get(job.id) == job
-            outcomes.append("ok")
-        except StoreUnavailable:
-            outcomes.append("unavailable")
-    assert outcomes[-1] == "ok"
-
-
-async def test_a_session_killed_inside_a_transaction_raises_store_unavailable(
-    settings: PostgresSettings, schema_url: str
-) -> None:
-    database = PostgresDatabase(settings)
-    try:
-        with pytest.raises(StoreUnavailable):
-            async with database.connection() as connection, connection.transaction():
-                await terminate_sessions(schema_url, settings.application_name)
-                await connection.fetchval("SELECT 1")
-        async with database.connection() as connection:
-            assert await connection.fetchval("SELECT 1") == 1
-    finally:
-        await database.close()
-
-
-async def test_an_unreachable_server_raises_store_unavailable() -> None:
-    # Port 1 on localhost refuses connections at once.
-    store = PostgresStore.from_url("postgresql://postgres@127.0.0.1:1/backroom")
-    with pytest.raises(StoreUnavailable):
-        await store.get(1)
-    await store.close()
-
-
-async def test_sessions_time_out_idle_transactions_after_the_configured_delay(
-    schema_url: str,
-) -> None:
-    database = PostgresDatabase(
-        PostgresSettings(dsn=schema_url, idle_in_transaction_timeout_ms=1234)
-    )
-    try:
-        async with database.connection() as connection:
-            timeout = await connection.fetchval("SHOW idle_in_transaction_session_timeout")
-    finally:
-        await database.close()
-    assert timeout == "1234ms"
-
-
-# -- claims across sessions ----------------------------------------------------------
-
-
-async def test_claimers_on_separate_sessions_never_take_the_same_job(
-    open_store: Callable[[], PostgresStore],
-) -> None:
-    stores = [await migrated(open_store()) for _ in range(4)]
-    await stores[0].submit_many([due_job() for _ in range(400)], T0)
-
-    async def claim_until_empty(store: PostgresStore, worker: str) -> list[int]:
-        taken: list[int] = []
-        while jobs := await store.claim([], 15, worker, 30_000, T0):
-            taken.extend(job.id for job in jobs)
-        return taken
-
-    claims = await asyncio.gather(
-        *(claim_until_empty(store, f"worker-{n}") for n, store in enumerate(stores))
-    )
-    taken = [job_id for worker_claims in claims for job_id in worker_claims]
-    assert len(taken) == len(set(taken)) == 400
-
-
-async def test_submitters_on_separate_sessions_never_exceed_a_tenants_cap(
-    open_store: Callable[[], PostgresStore],
-) -> None:
-    stores = [await migrated(open_store()) for _ in range(4)]
-    capped = NewJob(task="summarize", input={"doc": 1}, run_at=T0, tenant="capped", max_active=3)
-
-    outcomes = await asyncio.gather(
-        *(stores[n % 4].submit(capped, T0) for n in range(20)), return_exceptions=True
-    )
-
-    assert sum(isinstance(outcome, SubmitResult) for outcome in outcomes) == 3
-    assert all(isinstance(outcome, SubmitResult | QueueFull) for outcome in outcomes)
-    assert await stores[0].count_active("capped") == 3

@@ -1,4 +1,5 @@
-"""Table tests for the job lifecycle in `backroom.core.transitions`."""
+"""Table tests for the job lifecycle in `backroom.core.transitions`: the allowed pairs,
+submission, claim, heartbeat and finish."""
 
 from __future__ import annotations
 
@@ -7,54 +8,30 @@ import itertools
 from typing import Any
 
 import pytest
+from transition_jobs import (
+    BOOM,
+    CLAIMED_AT,
+    LEASE_MS,
+    NOW,
+    SUBMITTED_AT,
+    C,
+    F,
+    Q,
+    R,
+    S,
+    job_in,
+    queued_job,
+    running_job,
+)
 
 from backroom.core import transitions
 from backroom.core.errors import IllegalTransition
-from backroom.core.job import ErrorInfo, Job, JobState, Lease, NewJob
+from backroom.core.job import Job, JobState, Lease, NewJob
 from backroom.core.outcome import Cancelled, Failed, Outcome, Released, RetryAt, Succeeded
-
-Q, R, S, F, C = (
-    JobState.QUEUED,
-    JobState.RUNNING,
-    JobState.SUCCEEDED,
-    JobState.FAILED,
-    JobState.CANCELLED,
-)
 
 # Written out here rather than read from `transitions.ALLOWED`, so the table checks it.
 EXPECTED_ALLOWED = {(Q, R), (R, S), (R, F), (R, C), (R, Q), (Q, C), (F, Q)}
 ALL_PAIRS = list(itertools.product(JobState, JobState))
-
-SUBMITTED_AT = 1_700_000_000_000
-CLAIMED_AT = SUBMITTED_AT + 500
-NOW = CLAIMED_AT + 1_000
-LEASE_MS = 30_000
-BOOM = ErrorInfo("RuntimeError", "boom")
-
-
-def queued_job(max_attempts: int = 3, run_at: int = SUBMITTED_AT) -> Job:
-    """A freshly submitted job."""
-    new = NewJob(task="summarise", input={"doc": 7}, run_at=run_at, max_attempts=max_attempts)
-    return transitions.new_job(41, new, SUBMITTED_AT)
-
-
-def running_job(attempt: int = 1, max_attempts: int = 3) -> Job:
-    """A job claimed by worker w1 at CLAIMED_AT, in its `attempt`-th attempt."""
-    job = dataclasses.replace(queued_job(max_attempts), attempt=attempt - 1, lease_token=4)
-    return transitions.claim(job, CLAIMED_AT, "w1", LEASE_MS)
-
-
-def job_in(state: JobState) -> Job:
-    """A plausible job in `state`."""
-    running = running_job()
-    by_state = {
-        Q: queued_job(),
-        R: running,
-        S: transitions.finish(running, Succeeded("ok"), CLAIMED_AT),
-        F: transitions.finish(running, Failed(BOOM), CLAIMED_AT),
-        C: transitions.finish(running, Cancelled(), CLAIMED_AT),
-    }
-    return by_state[state]
 
 
 def test_the_allowed_set_is_exactly_the_lifecycle() -> None:
@@ -214,90 +191,3 @@ def test_finish_is_refused_unless_running(state: JobState, outcome: Outcome) -> 
 def test_finish_refuses_an_unknown_outcome() -> None:
     with pytest.raises(IllegalTransition, match="unknown outcome"):
         transitions.finish(running_job(), "done", NOW)  # type: ignore[arg-type]  # on purpose
-
-
-EXPIRED_AT = CLAIMED_AT + LEASE_MS
-
-
-@pytest.mark.parametrize("now", [EXPIRED_AT, EXPIRED_AT + 60_000])
-def test_expire_with_attempts_left_requeues_at_once(now: int) -> None:
-    job = running_job(attempt=2, max_attempts=3)
-    assert transitions.expire(job, now) == dataclasses.replace(
-        job,
-        state=Q,
-        run_at=now,
-        error=transitions.LEASE_EXPIRED,
-        lease_expires_at=None,
-        worker_id=None,
-        updated_at=now,
-    )
-
-
-def test_expire_on_the_last_attempt_fails_the_job() -> None:
-    job = running_job(attempt=3, max_attempts=3)
-    assert transitions.expire(job, EXPIRED_AT) == dataclasses.replace(
-        job,
-        state=F,
-        error=transitions.LEASE_EXPIRED,
-        finished_at=EXPIRED_AT,
-        lease_expires_at=None,
-        worker_id=None,
-        updated_at=EXPIRED_AT,
-    )
-
-
-def test_expire_is_refused_while_the_lease_still_runs() -> None:
-    with pytest.raises(IllegalTransition, match="no expired lease"):
-        transitions.expire(running_job(), EXPIRED_AT - 1)
-
-
-def test_expire_is_refused_for_a_running_job_without_a_lease_expiry() -> None:
-    job = dataclasses.replace(running_job(), lease_expires_at=None)
-    with pytest.raises(IllegalTransition):
-        transitions.expire(job, EXPIRED_AT)
-
-
-@pytest.mark.parametrize("state", [Q, S, F, C])
-def test_expire_is_refused_unless_running(state: JobState) -> None:
-    with pytest.raises(IllegalTransition):
-        transitions.expire(job_in(state), EXPIRED_AT + 1)
-
-
-def test_cancel_of_a_queued_job_is_immediate() -> None:
-    job = queued_job()
-    assert transitions.cancel(job, NOW) == dataclasses.replace(
-        job, state=C, finished_at=NOW, updated_at=NOW
-    )
-
-
-def test_cancel_of_a_running_job_only_asks_its_worker() -> None:
-    job = running_job()
-    assert transitions.cancel(job, NOW) == dataclasses.replace(
-        job, cancel_requested=True, updated_at=NOW
-    )
-
-
-@pytest.mark.parametrize("state", [S, F, C])
-def test_cancel_of_a_finished_job_is_refused(state: JobState) -> None:
-    with pytest.raises(IllegalTransition):
-        transitions.cancel(job_in(state), NOW)
-
-
-def test_redrive_gives_a_failed_job_a_fresh_budget() -> None:
-    failed = dataclasses.replace(job_in(F), cancel_requested=True)
-    assert transitions.redrive(failed, NOW) == dataclasses.replace(
-        failed,
-        state=Q,
-        attempt=0,
-        run_at=NOW,
-        finished_at=None,
-        error=None,
-        cancel_requested=False,
-        updated_at=NOW,
-    )
-
-
-@pytest.mark.parametrize("state", [Q, R, S, C])
-def test_redrive_is_refused_unless_failed(state: JobState) -> None:
-    with pytest.raises(IllegalTransition):
-        transitions.redrive(job_in(state), NOW)
