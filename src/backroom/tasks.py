@@ -78,3 +78,7 @@ class TaskRegistry:
     def names(self) -> list[str]:
         """Every registered name, sorted."""
         return sorted(self._tasks)
+
+    def queues(self) -> tuple[str, ...]:
+        """The queues tasks name as their default, each once, in registration order."""
+        return tuple(dict.fromkeys(task.queue for task in self if task.queue))

@@ -45,7 +45,7 @@ def create_api(app: App, settings: ApiSettings | None = None) -> FastAPI:
     install_problem_handlers(api)
     api.add_middleware(BodyLimit, max_bytes=chosen.max_body_bytes)
     authenticate = authenticator(app, chosen.admin_key, chosen.key_cache_ms)
-    policy = SubmitPolicy(chosen.queues, chosen.full_retry_after_s)
+    policy = SubmitPolicy(chosen.queues_with(app.tasks), chosen.full_retry_after_s)
     routers = [
         jobs_router(app, authenticate, policy),
         dead_letters_router(app, authenticate),

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from backroom.api.body_limit import DEFAULT_MAX_BODY_BYTES
 from backroom.config import Settings
 from backroom.core.job import DEFAULT_QUEUES
+from backroom.tasks import TaskRegistry
 
 
 @dataclass(frozen=True, slots=True)
@@ -15,7 +16,8 @@ class ApiSettings:
 
     admin_key           a key that acts on every tenant's jobs (None: only admin tenants)
     max_body_bytes      larger request bodies are refused with 413
-    queues              the queues a submission may name
+    queues              the queues a submission may name, most urgent first, besides
+                        those the app's tasks name (see `queues_with`)
     full_retry_after_s  the Retry-After of a 429 sent when a tenant is at its cap
     key_cache_ms        how long a key's tenant is remembered (a revoked key keeps
                         working that long in a running server; 0: always ask the store)
@@ -26,6 +28,10 @@ class ApiSettings:
     queues: tuple[str, ...] = DEFAULT_QUEUES
     full_retry_after_s: int = 5
     key_cache_ms: int = 2_000
+
+    def queues_with(self, tasks: TaskRegistry) -> tuple[str, ...]:
+        """The configured queues, then those `tasks` name as their default."""
+        return tuple(dict.fromkeys((*self.queues, *tasks.queues())))
 
     @classmethod
     def from_settings(cls, settings: Settings) -> ApiSettings:
