@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import importlib
 import random
+import sys
 from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
 from types import TracebackType
 from typing import TypeVar
 
@@ -51,7 +53,8 @@ class App:
     """Tasks, a store, a clock and a retry policy: everything a job needs.
 
     Give a database URL or an opened `Store`; `async with app` (or `await app.open()`)
-    creates the schema and `close()` releases the store.
+    creates the schema and `close()` releases the store. `has_own_database` says whether
+    either was given (the CLI then uses it unless `--db` or the environment names another).
     """
 
     def __init__(
@@ -65,6 +68,7 @@ class App:
         rng: random.Random | None = None,
     ) -> None:
         self.database_url = database_url or DEFAULT_DATABASE_URL
+        self.has_own_database = database_url is not None or store is not None
         self._store = store
         self.clock: Clock = clock or SystemClock()
         self.retry = retry or RetryPolicy()
@@ -238,10 +242,17 @@ class App:
 
 
 def load_app(reference: str) -> App:
-    """The `App` named by `module:attribute` (the CLI's `--app`)."""
+    """The `App` named by `module:attribute` (the CLI's `--app`).
+
+    The current folder is on the import path first, as uvicorn and celery do, so
+    `--app jobs:app` finds `./jobs.py` without `PYTHONPATH=.`.
+    """
     module_name, _, attribute = reference.partition(":")
     if not module_name or not attribute:
         raise ConfigError(f"--app takes module:attribute, not {reference!r}")
+    here = str(Path.cwd())
+    if "" not in sys.path and here not in sys.path:
+        sys.path.insert(0, here)
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:

@@ -3,18 +3,24 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import parse_qsl, urlencode
 
 from backroom.app import DEFAULT_DATABASE_URL
 from backroom.store.postgres.url import Pooler, UrlOptions, parse_pooler, with_options
+
+# `scheme://user:PASSWORD@` and a `?password=` query parameter (asyncpg takes both).
+_USER_PASSWORD = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*://[^:/@?#]*:)[^/?#]*@")
 
 
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Process-wide configuration, from `BACKROOM_*` environment variables.
 
-    database_url  BACKROOM_DATABASE_URL   where jobs live (default sqlite:///backroom.db)
+    database_url  BACKROOM_DATABASE_URL   where jobs live (default sqlite:///backroom.db;
+                                          `database_url_is_set` says whether it was given)
     url           BACKROOM_URL            a backroom server, for the CLI's client mode
     api_key       BACKROOM_API_KEY        the key the CLI sends to that server
     admin_key     BACKROOM_ADMIN_KEY      a key that acts on every tenant's jobs
@@ -24,6 +30,7 @@ class Settings:
     """
 
     database_url: str = DEFAULT_DATABASE_URL
+    database_url_is_set: bool = False
     url: str | None = None
     api_key: str | None = None
     admin_key: str | None = None
@@ -37,6 +44,7 @@ class Settings:
         source = os.environ if env is None else env
         return cls(
             database_url=source.get("BACKROOM_DATABASE_URL") or DEFAULT_DATABASE_URL,
+            database_url_is_set=bool(source.get("BACKROOM_DATABASE_URL")),
             url=source.get("BACKROOM_URL") or None,
             api_key=source.get("BACKROOM_API_KEY") or None,
             admin_key=source.get("BACKROOM_ADMIN_KEY") or None,
@@ -98,3 +106,27 @@ def environment() -> Mapping[str, str]:
     provider loader needs the whole mapping; it is handed over from here.
     """
     return os.environ
+
+
+def redacted_url(url: str) -> str:
+    """`url` fit for a log line: every password in it becomes ***: `user:secret@`, a
+    `?password=` parameter, and those of a URL inside a parameter (`listen_url=`).
+
+    >>> redacted_url("postgresql://app:s3cret@db:5432/jobs?password=x&sslmode=require")
+    'postgresql://app:***@db:5432/jobs?password=***&sslmode=require'
+    """
+    address, mark, query = url.partition("?")
+    hidden = _USER_PASSWORD.sub(r"\1***@", address)
+    if not mark:
+        return hidden
+    parameters = [
+        (name, _redacted_parameter(name, value))
+        for name, value in parse_qsl(query, keep_blank_values=True)
+    ]
+    return f"{hidden}?{urlencode(parameters, safe='*:/@')}"
+
+
+def _redacted_parameter(name: str, value: str) -> str:
+    if "password" in name.lower():
+        return "***"
+    return redacted_url(value) if "://" in value else value

@@ -11,11 +11,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import shlex
 import signal
 import socket
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from importlib.metadata import version
 
 import uvicorn
 
@@ -23,13 +25,14 @@ from backroom.api import ApiSettings, create_api
 from backroom.api.access_log import redact_access_log
 from backroom.api.connection_guard import uvicorn_options
 from backroom.app import App
-from backroom.config import HttpLimits
+from backroom.config import HttpLimits, redacted_url
 from backroom.core.job import DEFAULT_TENANT
 from backroom.runtime.startup import opened_when_reachable
 from backroom.runtime.worker_config import WorkerConfig
 from backroom.service.api_keys import issue_key, list_tenants
 
 Emit = Callable[[str], None]
+log = logging.getLogger("backroom.api.server")
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,8 +43,7 @@ class ServeConfig:
     host: str = "127.0.0.1"
     port: int = 8000
     workers: int = 1
-    concurrency: int = 10
-    log_level: str = "info"
+    concurrency: int = 100
     poll_interval_ms: int = 1_000
     limits: HttpLimits = field(default_factory=HttpLimits)
 
@@ -134,10 +136,11 @@ async def serve(app: App, api_settings: ApiSettings, config: ServeConfig, emit: 
     host, port = listener.getsockname()[:2]
     async with opened_when_reachable(app):
         key = await first_start_key(app)
+        queues = api_settings.queues_with(app.tasks)
         workers = [
             app.worker(
                 WorkerConfig(
-                    queues=api_settings.queues,
+                    queues=queues,
                     concurrency=config.concurrency,
                     poll_interval_ms=config.poll_interval_ms,
                 )
@@ -149,15 +152,25 @@ async def serve(app: App, api_settings: ApiSettings, config: ServeConfig, emit: 
             for worker in workers:
                 worker.stop()
 
+        # log_config=None: uvicorn's records go through the process's logging set-up.
         uvicorn_config = uvicorn.Config(
-            create_api(app, api_settings),
-            log_level=config.log_level,
-            **uvicorn_options(config.limits),
+            create_api(app, api_settings), log_config=None, **uvicorn_options(config.limits)
         )
-        redact_access_log()  # after uvicorn.Config, which configures its loggers
+        redact_access_log()  # after uvicorn.Config, which may configure its loggers
         server = _Server(uvicorn_config, on_exit=stop_workers)
         running = [asyncio.create_task(worker.run()) for worker in workers]
-        print_welcome(app, f"http://{host}:{port}", key, emit)
+        base_url = f"http://{host}:{port}"
+        log.info(
+            "backroom %s serving %s: store %s, %d worker(s), queues %s, concurrency %d, tasks %s",
+            version("backroom"),
+            base_url,
+            redacted_url(app.database_url),
+            len(workers),
+            ",".join(queues),
+            config.concurrency,
+            ", ".join(app.tasks.names()) or "none",
+        )
+        print_welcome(app, base_url, key, emit)
         try:
             await server.serve(sockets=[listener])
         finally:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import replace
-from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from backroom.app import load_app
+from backroom.cli.app_choice import AppChoice, Connection, choose_app
+from backroom.cli.logs import LogJsonOption, LogLevelOption, configure_logging
 from backroom.cli.options import (
     DbOption,
     ListenUrlOption,
@@ -18,7 +18,8 @@ from backroom.cli.options import (
     PoolMinOption,
 )
 from backroom.cli.targets import CliError
-from backroom.config import HttpLimits, Settings, environment
+from backroom.cli.worker import DEFAULT_CONCURRENCY, AppOption, BuiltinTasksOption, LlmConfigOption
+from backroom.config import HttpLimits, Settings
 from backroom.core.job import DEFAULT_QUEUES
 
 _LIMITS = HttpLimits()
@@ -27,29 +28,25 @@ _LIMITS = HttpLimits()
 def serve_command(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one).")] = 8000,
-    app_ref: Annotated[
-        str | None,
-        typer.Option("--app", help="The App to serve, as module:attr (the demo tasks by default)."),
-    ] = None,
+    app_ref: AppOption = None,
+    builtin_tasks: BuiltinTasksOption = False,
     workers: Annotated[int, typer.Option(min=0, help="In-process workers.")] = 1,
     no_worker: Annotated[
         bool, typer.Option("--no-worker", help="Run no worker here (`backroom worker` elsewhere).")
     ] = False,
-    concurrency: Annotated[int, typer.Option(min=1, help="Jobs each worker runs at once.")] = 10,
+    concurrency: Annotated[
+        int, typer.Option(min=1, help="Jobs each worker runs at once.")
+    ] = DEFAULT_CONCURRENCY,
     queues: Annotated[
         str,
-        typer.Option(help="The lanes, most urgent first; workers serve them in this order."),
-    ] = ",".join(DEFAULT_QUEUES),
-    log_level: Annotated[str, typer.Option(help="uvicorn's log level.")] = "info",
-    db: DbOption = None,
-    llm_config: Annotated[
-        Path | None,
         typer.Option(
-            "--config",
-            help="LLM providers (TOML) for llm.respond (env BACKROOM_CONFIG).",
-            show_default=False,
+            help="Queues, most urgent first; the queues the app's tasks name are added after."
         ),
-    ] = None,
+    ] = ",".join(DEFAULT_QUEUES),
+    log_level: LogLevelOption = "info",
+    log_json: LogJsonOption = False,
+    db: DbOption = None,
+    llm_config: LlmConfigOption = None,
     listen_url: ListenUrlOption = None,
     pool_min: PoolMinOption = None,
     pool_max: PoolMaxOption = None,
@@ -68,37 +65,24 @@ def serve_command(
         int, typer.Option(min=1, help="Seconds an idle keep-alive connection stays open.")
     ] = _LIMITS.idle_timeout_s,
 ) -> None:
-    """Serve the HTTP API (and run workers) until SIGINT or SIGTERM."""
-    # Imported here: the web stack and the LLM SDK would slow every other command's start
-    # (a `backroom worker` process starts in half the time without them).
+    """Serve the HTTP API (and run workers) until SIGINT or SIGTERM.
+
+    Without --app it runs the built-in tasks (llm.respond, demo.summarize, demo.noop).
+    """
+    # Imported here: the web stack would slow every other command's start (a `backroom
+    # worker` process starts in half the time without it).
     from backroom.api import ApiSettings  # noqa: PLC0415
     from backroom.api.server import ServeConfig, serve  # noqa: PLC0415
-    from backroom.demo.tasks import demo_app  # noqa: PLC0415
-    from backroom.llm.config import load_llm_config  # noqa: PLC0415
 
-    settings = Settings.from_env()
-    database = settings.store_url(
-        db or settings.database_url, listen_url=listen_url, pool_min=pool_min, pool_max=pool_max
-    )
-    if app_ref is None:
-        path = llm_config or (Path(settings.config_path) if settings.config_path else None)
-        providers = load_llm_config(path, environment())
-        if not providers.providers:
-            _print_now(
-                "no LLM provider configured (--config, BACKROOM_CONFIG or OPENAI_API_KEY): "
-                "llm.respond answers from the offline simulated provider"
-            )
-        app = demo_app(database, llm=providers)
-    else:
-        app = load_app(app_ref)
-        if app.database_url != database:
-            app.use_database(database)
+    configure_logging(log_level, log_json)
+    connection = Connection(listen_url, pool_min, pool_max)
+    choice = AppChoice(app_ref, builtin_tasks, db, llm_config, connection)
+    app = choose_app(choice, builtin_by_default=True)
     config = ServeConfig(
         host=host,
         port=port,
         workers=0 if no_worker else workers,
         concurrency=concurrency,
-        log_level=log_level,
         poll_interval_ms=max(1, round(poll_interval * 1000)),
         limits=HttpLimits(
             max_head_bytes=max_header_bytes,
@@ -107,10 +91,10 @@ def serve_command(
             max_connections=max_connections,
         ),
     )
-    queue_names = tuple(name.strip() for name in queues.split(",") if name.strip())
-    if not queue_names:
+    listed = tuple(name.strip() for name in queues.split(",") if name.strip())
+    if not listed:
         raise CliError("--queues needs at least one queue name")
-    api_settings = replace(ApiSettings.from_settings(settings), queues=queue_names)
+    api_settings = replace(ApiSettings.from_settings(Settings.from_env()), queues=listed)
     asyncio.run(serve(app, api_settings, config, emit=_print_now))
 
 

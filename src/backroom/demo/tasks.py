@@ -65,6 +65,12 @@ async def noop(_ctx: JobContext, _payload: JSON) -> None:
     """Do nothing: the cost of a job is then the queue's alone."""
 
 
+def register_demo_tasks(app: App, pace: DemoPace | None = None) -> None:
+    """Register `demo.summarize` and `demo.noop` on `app`."""
+    app.task("demo.summarize", timeout_s=60)(summarizer(pace or DemoPace()))
+    app.task("demo.noop")(noop)
+
+
 def demo_app(
     database_url: str | None = None,
     *,
@@ -78,11 +84,15 @@ def demo_app(
     the offline simulated provider (see `backroom.llm.mock.offline`).
     """
     app = App(database_url, clock=clock)
-    app.task("demo.summarize", timeout_s=60)(summarizer(pace or DemoPace()))
-    app.task("demo.noop")(noop)
+    register_demo_tasks(app, pace)
+    register_respond(app, llm)
+    return app
+
+
+def register_respond(app: App, llm: LLMConfig | None) -> None:
+    """Register `llm.respond` on `app`: `llm`'s providers, or the offline simulated one."""
     if llm is not None and llm.providers:
         register_llm_tasks(app, llm)
     else:
         offline = {OFFLINE_PROVIDER: lambda: offline_http_client(app.clock)}
         register_llm_tasks(app, offline_config(), http_clients=offline)
-    return app

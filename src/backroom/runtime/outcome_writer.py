@@ -16,6 +16,7 @@ from backroom.clock import Clock
 from backroom.core.errors import StoreError
 from backroom.core.job import Job
 from backroom.core.outcome import Outcome
+from backroom.runtime.attempt_log import log_lease_lost, log_outcome
 from backroom.store.protocol import LeaseStore
 
 log = logging.getLogger("backroom.runtime.worker")
@@ -74,7 +75,8 @@ class OutcomeWriter:
             for (job, outcome), stored in zip(batch, applied, strict=True):
                 self._done(job.id)
                 if stored:
+                    log_outcome(job, outcome, now)
                     for listener in self.listeners:
                         listener(job, outcome, now)
                 else:
-                    log.info("job %d: lease lost before its outcome was stored", job.id)
+                    log_lease_lost(job, "before its outcome was stored")

@@ -35,6 +35,7 @@ from backroom.core.errors import StoreError
 from backroom.core.job import Job
 from backroom.core.retry import ErrorClassifier, RetryPolicy
 from backroom.runtime.attempt import AttemptRunner, StopReason
+from backroom.runtime.attempt_log import log_grace, log_handed_back, log_lease_lost
 from backroom.runtime.outcome_writer import AttemptListener, OutcomeWriter
 from backroom.runtime.retention import RetentionSweep
 from backroom.runtime.worker_config import WorkerConfig
@@ -218,6 +219,7 @@ class Worker:
                 self._wake.set()
         if outcome is None:
             # The lease was lost: another worker may hold the job now; write nothing.
+            log_lease_lost(held.job, "while it ran")
             self._forget(held.job.id)
             return
         self._outcomes.add(held.job, outcome)
@@ -244,9 +246,12 @@ class Worker:
         """Give running jobs the grace period, then hand the rest back to the queue."""
         pending = [task for task in self._tasks() if not task.done()]
         if pending:
+            log_grace(len(pending), self.config.shutdown_grace_ms)
             await asyncio.wait(pending, timeout=self.config.shutdown_grace_ms / 1000)
-        for job_id in list(self._running):
+        unfinished = [job_id for job_id, held in self._running.items() if not held.task_done]
+        for job_id in unfinished:
             self._stop_attempt(job_id, StopReason.SHUTDOWN)
+        log_handed_back(unfinished)
         await asyncio.gather(*self._tasks(), return_exceptions=True)
 
     # -- leases -----------------------------------------------------------------------
@@ -278,3 +283,8 @@ class _Held:
     job: Job
     task: asyncio.Task[None] | None = None
     stop_reason: StopReason | None = None
+
+    @property
+    def task_done(self) -> bool:
+        """True once the attempt's task has ended (its outcome may not be stored yet)."""
+        return self.task is not None and self.task.done()

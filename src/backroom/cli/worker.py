@@ -1,0 +1,116 @@
+"""`backroom worker`: run an app's jobs in this process until SIGTERM/SIGINT."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from importlib.metadata import version
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from backroom.app import App
+from backroom.cli.app_choice import AppChoice, Connection, choose_app
+from backroom.cli.logs import LogJsonOption, LogLevelOption, configure_logging
+from backroom.cli.options import (
+    DbOption,
+    ListenUrlOption,
+    PollIntervalOption,
+    PoolMaxOption,
+    PoolMinOption,
+)
+from backroom.config import redacted_url
+from backroom.core.usage import OverBudget
+from backroom.runtime.startup import opened_when_reachable
+from backroom.runtime.worker_config import WorkerConfig
+
+log = logging.getLogger("backroom.cli")
+
+DEFAULT_CONCURRENCY = 100
+"""Jobs one worker runs at once. Handlers are mostly async and wait on the network (an
+LLM call, say), so a slot costs little: 100 keeps a PostgreSQL worker about three
+times as busy as 10. Lower it for blocking (sync) handlers, which take a thread each,
+or for handlers heavy on CPU or memory."""
+
+AppOption = Annotated[
+    str | None,
+    typer.Option("--app", help="The App to run, as module:attr (found from the current folder)."),
+]
+BuiltinTasksOption = Annotated[
+    bool,
+    typer.Option(
+        "--builtin-tasks", help="Also run the built-in tasks (llm.respond, demo.summarize, ...)."
+    ),
+]
+LlmConfigOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--config",
+        help="LLM providers (TOML) for llm.respond (env BACKROOM_CONFIG).",
+        show_default=False,
+    ),
+]
+
+
+def worker(
+    app_ref: AppOption = None,
+    builtin_tasks: BuiltinTasksOption = False,
+    db: DbOption = None,
+    concurrency: Annotated[
+        int, typer.Option(min=1, help="Jobs run at once (lower it for sync or CPU-heavy tasks).")
+    ] = DEFAULT_CONCURRENCY,
+    queues: Annotated[
+        list[str] | None, typer.Option("--queues", help="Queues to serve (all by default).")
+    ] = None,
+    lease: Annotated[float, typer.Option(min=0.01, help="Lease (visibility timeout), s.")] = 30.0,
+    burst: Annotated[bool, typer.Option(help="Exit once nothing is queued or running.")] = False,
+    over_budget: Annotated[
+        OverBudget,
+        typer.Option(help="What an LLM job does when its tenant's daily budget is spent."),
+    ] = OverBudget.WAIT,
+    llm_config: LlmConfigOption = None,
+    listen_url: ListenUrlOption = None,
+    pool_min: PoolMinOption = None,
+    pool_max: PoolMaxOption = None,
+    poll_interval: PollIntervalOption = 1.0,
+    log_level: LogLevelOption = "info",
+    log_json: LogJsonOption = False,
+) -> None:
+    """Run jobs of an app's tasks until SIGTERM/SIGINT (or, with --burst, until idle)."""
+    configure_logging(log_level, log_json)
+    connection = Connection(listen_url, pool_min, pool_max)
+    choice = AppChoice(app_ref, builtin_tasks, db, llm_config, connection)
+    app = choose_app(choice, builtin_by_default=False)
+    names = tuple(name for entry in queues or () for name in entry.split(",") if name)
+    config = WorkerConfig(
+        queues=names,
+        concurrency=concurrency,
+        lease_ms=round(lease * 1000),
+        burst=burst,
+        over_budget=over_budget,
+        poll_interval_ms=max(1, round(poll_interval * 1000)),
+    )
+
+    async def run() -> None:
+        async with opened_when_reachable(app):
+            running = app.worker(config)
+            running.install_signal_handlers()
+            log_start("worker", app, config)
+            await running.run()
+
+    asyncio.run(run())
+
+
+def log_start(role: str, app: App, config: WorkerConfig) -> None:
+    """The start line: version, store, queues, concurrency and tasks."""
+    log.info(
+        "backroom %s %s %s started: store %s, queues %s, concurrency %d, tasks %s",
+        version("backroom"),
+        role,
+        config.worker_id,
+        redacted_url(app.database_url),
+        ",".join(config.queues) or "all",
+        config.concurrency,
+        ", ".join(app.tasks.names()) or "none",
+    )

@@ -1,0 +1,70 @@
+"""The worker's log lines about attempts: one per failure, lease loss and hand-back.
+
+Errors are logged by their kind and message only: a job's input, result and metadata
+(which may hold anything a user put there) never reach the log.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection
+
+from backroom.core.job import Job
+from backroom.core.outcome import Failed, Outcome, RetryAt
+
+log = logging.getLogger("backroom.worker")
+
+
+def log_outcome(job: Job, outcome: Outcome, now: int) -> None:
+    """A line for an attempt that failed (retried or for good); nothing for the others."""
+    if isinstance(outcome, RetryAt):
+        log.warning(
+            "job %d (%s) attempt %d/%d failed, retrying in %.1f s: %s",
+            job.id,
+            job.task,
+            job.attempt,
+            job.max_attempts,
+            max(0, outcome.at - now) / 1000,
+            outcome.error,
+        )
+    elif isinstance(outcome, Failed):
+        log.error(
+            "job %d (%s) failed for good after attempt %d/%d: %s",
+            job.id,
+            job.task,
+            job.attempt,
+            job.max_attempts,
+            outcome.error,
+        )
+
+
+def log_lease_lost(job: Job, when: str) -> None:
+    """A line for a job whose lease this worker lost (it expired, or another took it)."""
+    log.warning(
+        "job %d (%s): lease lost %s; its attempt is abandoned, the job is not this "
+        "worker's any more",
+        job.id,
+        job.task,
+        when,
+    )
+
+
+def log_grace(running: int, grace_ms: int) -> None:
+    """The line that opens the shutdown grace period."""
+    log.info(
+        "stopping: claiming no more jobs, waiting up to %.1f s for %d running job(s)",
+        grace_ms / 1000,
+        running,
+    )
+
+
+def log_handed_back(job_ids: Collection[int]) -> None:
+    """The shutdown line: which unfinished jobs go back to the queue."""
+    if job_ids:
+        listed = ", ".join(str(job_id) for job_id in sorted(job_ids))
+        log.warning(
+            "grace period over: handing %d unfinished job(s) back to the queue: %s",
+            len(job_ids),
+            listed,
+        )
+    log.info("stopped: %d job(s) handed back to the queue", len(job_ids))
