@@ -14,6 +14,7 @@ server.
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import secrets
 import subprocess
@@ -96,3 +97,21 @@ def _processes_only_in_slow_tests(
     """Starting a process (subprocess, asyncio) fails a test not marked `slow`."""
     if request.node.get_closest_marker("slow") is None:
         monkeypatch.setattr(subprocess, "Popen", _ProcessRefused)
+
+
+@pytest.fixture(autouse=True)
+def _restore_logging() -> Iterator[None]:
+    """Undo what an in-process `backroom worker` or `serve` did to logging.
+
+    Those commands set up the process's logging (a stderr handler, backroom's level),
+    which would otherwise carry on into every later test of the session.
+    """
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    own = {name: logging.getLogger(name).level for name in ("backroom", "uvicorn")}
+    yield
+    for handler in [h for h in root.handlers if h not in handlers]:
+        root.removeHandler(handler)
+    root.setLevel(level)
+    for name, own_level in own.items():
+        logging.getLogger(name).setLevel(own_level)
