@@ -22,8 +22,8 @@ CLI_STARTER = "from backroom.cli.main import main; main()"
 
 @dataclass(frozen=True)
 class Server:
-    """A running `backroom serve`: its URL, the key it printed, its stderr file, and
-    its process (whose stdout, the access log, is still open to read)."""
+    """A running `backroom serve`: its URL, the key it printed, its stderr file (its
+    log, the access log included), and its process."""
 
     url: str
     key: str
@@ -35,13 +35,17 @@ class Server:
         """The port it listens on."""
         return int(self.url.rsplit(":", 1)[1])
 
-    def stdout_line_with(self, text: str) -> str:
-        """The next line the server prints that contains `text` (EOF: it died)."""
-        assert self.process.stdout is not None
-        while line := self.process.stdout.readline():
-            if text in line:
-                return line
-        raise AssertionError(f"the server exited before printing {text!r}")
+    def log_line_with(self, text: str) -> str:
+        """The first line of the server's log that contains `text`, once it is written."""
+        clock = SystemClock()
+        deadline = clock.now() + STARTUP_DEADLINE_MS
+        while clock.now() < deadline:
+            found = [line for line in self.stderr.read_text().splitlines() if text in line]
+            if found:
+                return found[0]
+            assert self.process.poll() is None, "the server exited"
+            time.sleep(0.05)  # a real process writes its log: poll it, up to the deadline
+        raise AssertionError(f"the server logged no line with {text!r}")
 
 
 def _read_welcome(process: subprocess.Popen[str]) -> tuple[str, str]:

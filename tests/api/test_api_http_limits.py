@@ -131,6 +131,6 @@ def test_the_access_log_redacts_keys_in_a_query_string(server: Server) -> None:
         _send(connection, _request("/v1/jobs" + query))
         _answer(connection)
 
-    logged = server.stdout_line_with("/v1/jobs?")
+    logged = server.log_line_with("/v1/jobs?")
     assert "/v1/jobs?api_key=[REDACTED]&limit=5&token=[REDACTED]&key=[REDACTED]" in logged
     assert "secret" not in logged
