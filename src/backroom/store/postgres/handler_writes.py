@@ -1,4 +1,4 @@
-"""The SQL behind what a running handler writes through its lease: progress and `once`.
+"""What a running handler writes through its lease on PostgreSQL: progress and `once`.
 
 Every statement here is fenced: it changes something only while the job is running
 under the lease token the handler was given, and reports whether it was.
@@ -6,7 +6,12 @@ under the lease token the handler was given, and reports whether it was.
 
 from __future__ import annotations
 
-SET_PROGRESS = """
+from backroom.core.job import JSON, Lease
+from backroom.store.postgres.part import PostgresPart, lease_lost
+from backroom.store.records import OnceRecord
+from backroom.store.rows import dump_json, dump_nullable_json, load_json
+
+_SET_PROGRESS = """
 UPDATE jobs
 SET progress = COALESCE($3, progress), partial = COALESCE($4, partial), updated_at = $5
 WHERE id = $1 AND lease_token = $2 AND state = 'running'
@@ -19,7 +24,7 @@ WITH held AS (
     SELECT id FROM jobs WHERE id = $1 AND lease_token = $2 AND state = 'running' FOR SHARE
 )"""
 
-ONCE_BEGIN = (
+_ONCE_BEGIN = (
     _HELD
     + """, begun AS (
     INSERT INTO once_records (job_id, name, done, created_at)
@@ -36,7 +41,7 @@ LEFT JOIN once_records AS record ON record.job_id = $1 AND record.name = $3
 """$1 job id, $2 token, $3 name, $4 now: whether the lease is held, whether this call
 began the entry, and the entry an earlier attempt stored."""
 
-ONCE_END = (
+_ONCE_END = (
     _HELD
     + """, ended AS (
     INSERT INTO once_records (job_id, name, done, result, created_at)
@@ -48,7 +53,7 @@ SELECT EXISTS (SELECT FROM held)
 )
 """$1 job id, $2 token, $3 name, $4 result JSON, $5 now: whether the lease is held."""
 
-ONCE_ABORT = (
+_ONCE_ABORT = (
     _HELD
     + """, forgotten AS (
     DELETE FROM once_records AS record
@@ -58,3 +63,48 @@ SELECT EXISTS (SELECT FROM held)
 """
 )
 """$1 job id, $2 token, $3 name: whether the lease is held."""
+
+
+class PostgresHandlerWrites(PostgresPart):
+    """What a running handler writes through its lease (see `HandlerWriteStore`)."""
+
+    async def set_progress(
+        self, lease: Lease, fraction: float | None, partial: JSON, now: int
+    ) -> bool:
+        """Store coarse progress and partial output; None leaves a value as it was."""
+        async with self._database.connection() as connection:
+            updated = await connection.fetchval(
+                _SET_PROGRESS,
+                lease.job_id,
+                lease.token,
+                fraction,
+                dump_nullable_json(partial),
+                now,
+            )
+        return updated is not None
+
+    async def once_begin(self, lease: Lease, name: str, now: int) -> OnceRecord | None:
+        """Claim the `once` entry `name`: None if this caller must run the effect."""
+        async with self._database.connection() as connection:
+            row = await connection.fetchrow(_ONCE_BEGIN, lease.job_id, lease.token, name, now)
+        if row is None or not row["held"]:
+            raise lease_lost(lease)
+        if row["begun"]:
+            return None
+        return OnceRecord(done=row["done"], result=load_json(row["result"]))
+
+    async def once_end(self, lease: Lease, name: str, result: JSON, now: int) -> None:
+        """Record the result of the `once` effect this lease began."""
+        async with self._database.connection() as connection:
+            held = await connection.fetchval(
+                _ONCE_END, lease.job_id, lease.token, name, dump_json(result), now
+            )
+        if not held:
+            raise lease_lost(lease)
+
+    async def once_abort(self, lease: Lease, name: str) -> None:
+        """Forget the `once` entry this lease began: its effect raised, so it may run again."""
+        async with self._database.connection() as connection:
+            held = await connection.fetchval(_ONCE_ABORT, lease.job_id, lease.token, name)
+        if not held:
+            raise lease_lost(lease)

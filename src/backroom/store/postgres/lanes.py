@@ -21,6 +21,7 @@ from backroom.store.lane_rows import (
     lane_status,
 )
 from backroom.store.postgres.database import PooledConnection
+from backroom.store.postgres.part import PostgresPart
 from backroom.store.records import LaneStatus
 
 LANE_USE = """lane_use (lane, in_flight) AS (
@@ -111,7 +112,9 @@ UPDATE jobs SET lane_grant = NULL FROM held WHERE jobs.id = held.id
 RETURNING held.lane_grant
 """
 
-RELEASE = """
+_NOTIFY = "SELECT pg_notify($1, '')"
+
+_RELEASE = """
 WITH released AS (
     UPDATE jobs SET lane_grant = NULL
     WHERE id = $1 AND lease_token = $2 AND state = 'running' AND lane_grant IS NOT NULL
@@ -143,23 +146,7 @@ async def _locked_lane(
     return row
 
 
-async def acquire(
-    connection: PooledConnection, lease: Lease, request: LaneRequest, now: int
-) -> Grant | Denied:
-    """Take a call's share of its lane for the job `lease` holds, or say when to retry."""
-    async with connection.transaction():
-        row = await _locked_lane(connection, request, now)
-        write, decision = lane_decision(row, row["in_flight"], request, now)
-        tokens = decision.tokens if isinstance(decision, Grant) else None
-        granted = await connection.fetchval(
-            _SAVE_DECISION, *write.columns(), tokens, lease.job_id, lease.token
-        )
-        if tokens is not None and not granted:
-            raise LeaseLost(f"job {lease.job_id} is no longer held under lease {lease.token}")
-    return decision
-
-
-async def settle(
+async def _settle(
     connection: PooledConnection, lease: Lease, settlement: LaneSettlement, now: int
 ) -> bool:
     """Settle the call `lease` holds a grant for; True if a grant was released."""
@@ -173,7 +160,39 @@ async def settle(
     return granted is not None
 
 
-async def lanes(connection: PooledConnection, now: int) -> list[LaneStatus]:
-    """Every lane that has had a call, by name, refilled to `now`."""
-    rows = await connection.fetch(_LANES)
-    return [lane_status(row, row["in_flight"], now) for row in rows]
+class PostgresLanes(PostgresPart):
+    """LLM lanes shared by every worker (see `LaneStore`)."""
+
+    async def lane_settle(self, lease: Lease, settlement: LaneSettlement, now: int) -> None:
+        """Settle the call the job `lease` holds a grant for; a freed slot is new work."""
+        async with self._database.connection() as connection:
+            if await _settle(connection, lease, settlement, now):
+                await connection.execute(_NOTIFY, self._channel)
+
+    async def lane_release(self, lease: Lease) -> bool:
+        """Free the slot of the grant `lease` holds; a freed slot is new work."""
+        async with self._database.connection() as connection:
+            row = await connection.fetchrow(_RELEASE, lease.job_id, lease.token, self._channel)
+        return row is not None and bool(row["released"])
+
+    async def lane_acquire(self, lease: Lease, request: LaneRequest, now: int) -> Grant | Denied:
+        """Take a call's share of its lane for the job `lease` holds, or say when to retry."""
+        async with self._database.connection() as connection:
+            async with connection.transaction():
+                row = await _locked_lane(connection, request, now)
+                write, decision = lane_decision(row, row["in_flight"], request, now)
+                tokens = decision.tokens if isinstance(decision, Grant) else None
+                granted = await connection.fetchval(
+                    _SAVE_DECISION, *write.columns(), tokens, lease.job_id, lease.token
+                )
+                if tokens is not None and not granted:
+                    raise LeaseLost(
+                        f"job {lease.job_id} is no longer held under lease {lease.token}"
+                    )
+            return decision
+
+    async def lanes(self, now: int) -> list[LaneStatus]:
+        """Every lane that has had a call, by name, refilled to `now`."""
+        async with self._database.connection() as connection:
+            rows = await connection.fetch(_LANES)
+            return [lane_status(row, row["in_flight"], now) for row in rows]

@@ -15,13 +15,17 @@ sweeps end attempts, so they are in `postgres.finish`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from backroom.core import transitions
 from backroom.core.job import Job, Lease
+from backroom.core.outcome import Outcome
+from backroom.store.postgres import finish as finish_sql
+from backroom.store.postgres import queries
 from backroom.store.postgres.database import PooledConnection
 from backroom.store.postgres.history import RECORD_TRANSITIONS
 from backroom.store.postgres.lanes import LANE_ROOM
+from backroom.store.postgres.part import PostgresPart
 from backroom.store.postgres.queries import QUEUES_WITH_WORK
 from backroom.store.records import HeartbeatResult
 from backroom.store.rows import job_from_row
@@ -146,7 +150,7 @@ RETURNING job.id, job.cancel_requested
 """$1 now, $2 lease ms, $3 job ids, $4 their tokens: the leases still held."""
 
 
-async def claim(
+async def _claim(
     connection: PooledConnection,
     queues: Sequence[str],
     limit: int,
@@ -170,7 +174,7 @@ async def claim(
     return [job_from_row(row) for row in rows]
 
 
-async def heartbeat(
+async def _heartbeat(
     connection: PooledConnection, leases: Sequence[Lease], lease_ms: int, now: int
 ) -> HeartbeatResult:
     """Extend every lease still held; report the lost ones and pending cancellations."""
@@ -185,3 +189,54 @@ async def heartbeat(
         lost=frozenset(lease.job_id for lease in leases) - {row["id"] for row in rows},
         cancel_requested=frozenset(row["id"] for row in rows if row["cancel_requested"]),
     )
+
+
+class PostgresLeases(PostgresPart):
+    """Claiming jobs and ending their attempts under leases (see `LeaseStore`)."""
+
+    async def claim(
+        self, queues: Sequence[str], limit: int, worker_id: str, lease_ms: int, now: int
+    ) -> list[Job]:
+        """Take up to `limit` due queued jobs from `queues` (all queues if empty)."""
+        if limit <= 0:
+            return []
+        async with self._database.connection() as connection:
+            return await _claim(connection, queues, limit, worker_id, lease_ms, now)
+
+    async def heartbeat(self, leases: Sequence[Lease], lease_ms: int, now: int) -> HeartbeatResult:
+        """Extend the leases still held; report the lost ones and pending cancellations."""
+        if not leases:
+            return HeartbeatResult()
+        async with self._database.connection() as connection:
+            return await _heartbeat(connection, leases, lease_ms, now)
+
+    async def finish(self, results: Sequence[tuple[Lease, Outcome]], now: int) -> list[bool]:
+        """Apply each attempt's outcome if its lease is still held; True where applied."""
+        if not results:
+            return []
+        async with self._database.connection() as connection:
+            return await finish_sql.finish(connection, results, now, self._channel)
+
+    async def expire_leases(self, now: int, limit: int = 1000) -> list[Job]:
+        """Return jobs whose lease expired to the queue (an attempt used) or fail them."""
+        async with self._database.connection() as connection:
+            return await finish_sql.expire_leases(connection, now, limit, self._channel)
+
+    async def next_wakeup(self, queues: Sequence[str]) -> int | None:
+        """The earliest queued due time or running lease expiry in `queues`."""
+        condition, arguments = queries.queue_filter(queues, parameter=1)
+        async with self._database.connection() as connection:
+            wakeup: int | None = await connection.fetchval(
+                queries.NEXT_WAKEUP.format(queue_filter=condition), *arguments
+            )
+        return wakeup
+
+    def on_new_work(self, callback: Callable[[], None]) -> None:
+        """Call `callback` on the event loop whenever any process may have queued work.
+
+        It is also called each time listening starts or resumes after a lost connection,
+        since work queued before then went unheard. The first registration starts
+        listening, so it must be made on a running loop. Through a transaction pooler with
+        no listen URL nothing listens: workers find new work by polling.
+        """
+        self._listener.add(callback)

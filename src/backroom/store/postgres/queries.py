@@ -1,11 +1,15 @@
-"""The read-only SQL of the PostgreSQL store: jobs, their history, and queue health."""
+"""The read-only SQL of the PostgreSQL store (jobs, their history, queue health), and
+the part that reads a job's history."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+from backroom.core.job import Attempt, JobEvent
 from backroom.store.postgres.lanes import LANE_USE
+from backroom.store.postgres.part import PostgresPart
+from backroom.store.rows import attempt_from_row, event_from_row
 
 GET_JOB = "SELECT * FROM jobs WHERE id = $1 AND ($2::text IS NULL OR tenant = $2)"
 """$1 job id, $2 tenant (NULL: any)."""
@@ -30,10 +34,10 @@ JOIN unnest($1::text[], $2::text[]) AS wanted (tenant, idempotency_key)
 """
 """The jobs named by (tenant, idempotency key) pairs."""
 
-ATTEMPTS = "SELECT * FROM attempts WHERE job_id = $1 ORDER BY id"
+_ATTEMPTS = "SELECT * FROM attempts WHERE job_id = $1 ORDER BY id"
 """$1 job id."""
 
-EVENTS = "SELECT * FROM job_events WHERE job_id = $1 ORDER BY id OFFSET $2"
+_EVENTS = "SELECT * FROM job_events WHERE job_id = $1 ORDER BY id OFFSET $2"
 """$1 job id, $2 how many of the first events to skip."""
 
 STATS = """
@@ -113,3 +117,19 @@ def queue_filter(queues: Sequence[str], parameter: int) -> tuple[str, list[Any]]
     if not queues:
         return "", []
     return f"AND queue = ANY(${parameter}::text[])", [list(queues)]
+
+
+class PostgresEvents(PostgresPart):
+    """A job's history: its attempts and its transitions (see `EventStore`)."""
+
+    async def attempts(self, job_id: int) -> list[Attempt]:
+        """Every attempt of the job, oldest first."""
+        async with self._database.connection() as connection:
+            rows = await connection.fetch(_ATTEMPTS, job_id)
+        return [attempt_from_row(row) for row in rows]
+
+    async def events(self, job_id: int, after: int = 0) -> list[JobEvent]:
+        """The job's transitions after the first `after` of them, oldest first."""
+        async with self._database.connection() as connection:
+            rows = await connection.fetch(_EVENTS, job_id, after)
+        return [event_from_row(row) for row in rows]

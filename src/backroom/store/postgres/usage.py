@@ -13,7 +13,7 @@ from backroom.store.lane_rows import (
     usage_group_from_row,
     usage_totals_from_row,
 )
-from backroom.store.postgres.database import PooledConnection
+from backroom.store.postgres.part import PostgresPart
 from backroom.store.records import UsageGroup, UsageGrouping, UsageQuery
 
 _RECORD = f"""
@@ -44,25 +44,29 @@ ORDER BY tenant COLLATE "C", grouped
 """
 
 
-async def record_usage(connection: PooledConnection, usage: AttemptUsage) -> None:
-    """Store one attempt's usage, replacing what was stored for that attempt."""
-    await connection.execute(_RECORD, *usage_columns(usage))
+class PostgresUsage(PostgresPart):
+    """What LLM calls used and cost (see `UsageStore`)."""
 
+    async def record_usage(self, usage: AttemptUsage) -> None:
+        """Store one attempt's usage, replacing what was stored for that attempt."""
+        async with self._database.connection() as connection:
+            await connection.execute(_RECORD, *usage_columns(usage))
 
-async def usage_totals(connection: PooledConnection, job_id: int) -> UsageTotals:
-    """Every recorded call of the job, summed."""
-    row = await connection.fetchrow(_JOB_TOTALS, job_id)
-    assert row is not None  # an aggregate without GROUP BY always yields a row
-    return usage_totals_from_row(row)
+    async def usage_totals(self, job_id: int) -> UsageTotals:
+        """Every recorded call of the job, summed."""
+        async with self._database.connection() as connection:
+            row = await connection.fetchrow(_JOB_TOTALS, job_id)
+            assert row is not None  # an aggregate without GROUP BY always yields a row
+            return usage_totals_from_row(row)
 
+    async def spent_pico_usd(self, tenant: str, since: int, until: int) -> int:
+        """The tenant's spend on calls that ended in `[since, until)`."""
+        async with self._database.connection() as connection:
+            return int(await connection.fetchval(_SPENT, tenant, since, until))
 
-async def spent_pico_usd(connection: PooledConnection, tenant: str, since: int, until: int) -> int:
-    """The tenant's spend on calls that ended in `[since, until)`."""
-    return int(await connection.fetchval(_SPENT, tenant, since, until))
-
-
-async def usage_groups(connection: PooledConnection, query: UsageQuery) -> list[UsageGroup]:
-    """The calls `query` selects, summed per tenant and model or day."""
-    sql = _GROUPS.format(grouped=_GROUPED_BY[query.group_by], totals=TOTALS_SELECT)
-    rows = await connection.fetch(sql, query.since, query.until, query.tenant)
-    return [usage_group_from_row(row, query.group_by) for row in rows]
+    async def usage_groups(self, query: UsageQuery) -> list[UsageGroup]:
+        """The calls `query` selects, summed per tenant and model or day."""
+        async with self._database.connection() as connection:
+            sql = _GROUPS.format(grouped=_GROUPED_BY[query.group_by], totals=TOTALS_SELECT)
+            rows = await connection.fetch(sql, query.since, query.until, query.tenant)
+            return [usage_group_from_row(row, query.group_by) for row in rows]

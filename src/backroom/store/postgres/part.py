@@ -1,0 +1,26 @@
+"""What every part of `PostgresStore` shares: the pool and the new-work channel.
+
+`PostgresStore` is assembled from one class per part of the `Store` protocol
+(`PostgresJobs`, `PostgresLeases`, ...), each in the module that holds its SQL.
+"""
+
+from __future__ import annotations
+
+from backroom.core.errors import LeaseLost
+from backroom.core.job import Lease
+from backroom.store.postgres.database import PostgresDatabase
+from backroom.store.postgres.listener import NewWorkListener, PollingOnly
+
+
+class PostgresPart:
+    """The state the parts of `PostgresStore` share; `PostgresStore.__init__` sets it."""
+
+    _database: PostgresDatabase
+    _channel: str
+    """The LISTEN/NOTIFY channel on which writes announce claimable work."""
+    _listener: NewWorkListener | PollingOnly
+
+
+def lease_lost(lease: Lease) -> LeaseLost:
+    """The error of a write whose lease is no longer held."""
+    return LeaseLost(f"job {lease.job_id} is no longer held under lease {lease.token}")

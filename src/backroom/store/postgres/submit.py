@@ -1,0 +1,174 @@
+"""Submitting jobs to PostgreSQL: one multi-row insert, then a lookup for repeated keys.
+
+The insert skips every job whose (tenant, idempotency key) is taken, by a stored job
+or by an earlier one in the same batch; only those submissions need a second statement,
+which reads the jobs their keys name and compares fingerprints. A submission with a cap
+(`NewJob.max_active`) first takes its tenant's advisory lock, so capped submitters of
+one tenant count its active jobs one at a time, and the count stays true until their
+transaction commits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import asyncpg
+
+from backroom.core import transitions
+from backroom.core.errors import IdempotencyConflict, QueueFull, StoreError, StoreUnavailable
+from backroom.core.job import Job, NewJob, SubmitResult
+from backroom.core.transitions import new_job
+from backroom.store.postgres import queries
+from backroom.store.postgres.database import PooledConnection
+from backroom.store.postgres.history import RECORD_TRANSITIONS
+from backroom.store.rows import dump_json, job_from_row
+
+SUBMIT = f"""
+WITH inserted AS (
+    INSERT INTO jobs (tenant, task, queue, priority, state, input, max_attempts, timeout_ms,
+                      run_at, created_at, updated_at, idempotency_key, fingerprint, metadata,
+                      lane)
+    SELECT tenant, task, queue, priority, 'queued', input, max_attempts, timeout_ms,
+           run_at, $1::bigint, $1::bigint, idempotency_key, fingerprint, metadata, lane
+    FROM unnest($4::text[], $5::text[], $6::text[], $7::integer[], $8::text[], $9::integer[],
+                $10::bigint[], $11::bigint[], $12::text[], $13::text[], $14::text[],
+                $15::text[])
+         WITH ORDINALITY AS new (tenant, task, queue, priority, input, max_attempts, timeout_ms,
+                                 run_at, idempotency_key, fingerprint, metadata, lane, position)
+    -- Ids are drawn in this order, so sorting the returned rows by id restores it.
+    ORDER BY position
+    ON CONFLICT (tenant, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+    RETURNING id, tenant, idempotency_key, run_at
+), moves AS (
+    SELECT id AS job_id, $1::bigint AS at, NULL::text AS from_state, 'queued' AS to_state,
+           $3::text AS reason
+    FROM inserted
+), {RECORD_TRANSITIONS}, wake AS (
+    SELECT pg_notify($2, '') WHERE EXISTS (SELECT FROM inserted WHERE run_at <= $1)
+)
+SELECT id, tenant, idempotency_key, (SELECT count(*) FROM wake) AS woken
+FROM inserted ORDER BY id
+"""
+"""$1 now, $2 channel, $3 reason, $4.. one array per column of the new jobs: the ids
+and keys of those inserted."""
+
+LOCK_TENANTS = """
+SELECT pg_advisory_xact_lock(hashtextextended('backroom.tenant:' || tenant, 0))
+FROM unnest($1::text[]) AS tenant
+"""
+"""$1 tenants, sorted: each one's advisory lock until commit, taken in the order given so
+that two submitters never wait for each other in a cycle."""
+
+
+def _submit_columns(jobs: Sequence[NewJob]) -> list[list[Any]]:
+    """The new jobs' columns, in the order `SUBMIT` expands them."""
+    return [
+        [new.tenant for new in jobs],
+        [new.task for new in jobs],
+        [new.queue for new in jobs],
+        [new.priority for new in jobs],
+        [dump_json(new.input) for new in jobs],
+        [new.max_attempts for new in jobs],
+        [new.timeout_ms for new in jobs],
+        [new.run_at for new in jobs],
+        [new.idempotency_key for new in jobs],
+        [new.fingerprint for new in jobs],
+        [dump_json(new.metadata) for new in jobs],
+        [new.lane for new in jobs],
+    ]
+
+
+Key = tuple[str, str]
+"""A tenant and an idempotency key."""
+
+
+async def submit_jobs(
+    connection: PooledConnection, jobs: Sequence[NewJob], now: int, channel: str
+) -> list[SubmitResult]:
+    """Store the new jobs; return each submission's job, created or found by its key.
+
+    Raises `IdempotencyConflict` for a key that names a job with another fingerprint,
+    and `QueueFull` for a new job whose tenant is at its cap. A caller submitting several
+    jobs, or any capped one, runs this in a transaction, so then nothing stays.
+    """
+    transition = transitions.submitted(now)
+    capped = sorted({new.tenant for new in jobs if new.max_active is not None})
+    active = await _lock_and_count(connection, capped) if capped else {}
+    rows = await connection.fetch(
+        SUBMIT, transition.at, channel, transition.reason, *_submit_columns(jobs)
+    )
+    picks = _match_inserted(jobs, rows, now)
+    wanted = sorted({pick for pick in picks if isinstance(pick, tuple)})
+    stored: dict[Key, Job] = {}
+    if wanted:
+        found = await connection.fetch(
+            queries.JOBS_BY_KEY, [tenant for tenant, _ in wanted], [key for _, key in wanted]
+        )
+        stored = {(row["tenant"], row["idempotency_key"]): job_from_row(row) for row in found}
+    results = [
+        SubmitResult(pick, True) if isinstance(pick, Job) else _repeat(new, stored.get(pick))
+        for new, pick in zip(jobs, picks, strict=True)
+    ]
+    _check_caps(jobs, results, active)
+    return results
+
+
+async def _lock_and_count(connection: PooledConnection, tenants: list[str]) -> dict[str, int]:
+    """Lock the tenants (held until commit), then count their active jobs.
+
+    Two statements: the count must see what the submitters we waited for committed.
+    """
+    await connection.execute(LOCK_TENANTS, tenants)
+    rows = await connection.fetch(queries.ACTIVE_BY_TENANT, tenants)
+    return {row["tenant"]: row["active"] for row in rows}
+
+
+def _check_caps(
+    jobs: Sequence[NewJob], results: Sequence[SubmitResult], active: dict[str, int]
+) -> None:
+    """Raise `QueueFull` at the first created job whose tenant was already at its cap.
+
+    A replay of a stored key is never refused; each capped job created counts against
+    the caps of those after it.
+    """
+    for new, result in zip(jobs, results, strict=True):
+        if result.created and new.max_active is not None:
+            if active[new.tenant] >= new.max_active:
+                raise QueueFull(new.tenant, new.max_active)
+            active[new.tenant] += 1
+
+
+def _match_inserted(
+    jobs: Sequence[NewJob], rows: Sequence[asyncpg.Record], now: int
+) -> list[Job | Key]:
+    """Each submission's inserted job, or the key that names the job it repeats.
+
+    `rows` hold the inserted jobs' ids and keys in id order, which is submission order;
+    a submission inserted nothing when its key was taken, before or earlier in the
+    batch. An inserted job is exactly what the core says a submission creates.
+    """
+    created = {(row["tenant"], row["idempotency_key"]) for row in rows}
+    inserted = iter(rows)
+    picks: list[Job | Key] = []
+    for new in jobs:
+        key = (new.tenant, new.idempotency_key)
+        if new.idempotency_key is not None and key not in created:
+            picks.append((new.tenant, new.idempotency_key))
+            continue
+        created.discard(key)
+        row = next(inserted)
+        if (row["tenant"], row["idempotency_key"]) != key:
+            raise StoreError("PostgreSQL returned inserted jobs out of submission order")
+        picks.append(new_job(row["id"], new, now))
+    return picks
+
+
+def _repeat(new: NewJob, stored: Job | None) -> SubmitResult:
+    """The result of a submission whose key names `stored`."""
+    if stored is None:
+        # The job that held the key was deleted between the insert and the lookup.
+        raise StoreUnavailable(f"the job for key {new.idempotency_key!r} vanished; submit again")
+    if stored.fingerprint != new.fingerprint:
+        raise IdempotencyConflict(new.idempotency_key or "", stored.id)
+    return SubmitResult(stored, False)
