@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from backroom.core.job import Lease
 from backroom.core.lane_settlement import LaneSettlement
 from backroom.core.lanes import Denied, Grant, LaneRequest
@@ -11,6 +9,7 @@ from backroom.core.usage import AttemptUsage, UsageTotals
 from backroom.store.memory import lanes as lane_memory
 from backroom.store.memory import usage as usage_memory
 from backroom.store.memory.tables import MemoryTables
+from backroom.store.new_work import NewWorkHints
 from backroom.store.records import LaneStatus, UsageGroup, UsageQuery
 
 
@@ -19,7 +18,7 @@ class MemoryLlmMethods:
 
     # Both are MemoryStore's.
     _tables: MemoryTables
-    _announce_new_work: Callable[[], None]
+    _new_work: NewWorkHints
 
     async def lane_acquire(self, lease: Lease, request: LaneRequest, now: int) -> Grant | Denied:
         """Take one call's share of its lane for the job `lease` holds, or say when to retry."""
@@ -28,13 +27,13 @@ class MemoryLlmMethods:
     async def lane_settle(self, lease: Lease, settlement: LaneSettlement, now: int) -> None:
         """Settle the call the job `lease` holds a grant for; a freed slot is new work."""
         if lane_memory.settle(self._tables, lease, settlement, now):
-            self._announce_new_work()
+            self._new_work.announce()
 
     async def lane_release(self, lease: Lease) -> bool:
         """Free the slot of the grant `lease` holds; a freed slot is new work."""
         released = lane_memory.release(self._tables, lease)
         if released:
-            self._announce_new_work()
+            self._new_work.announce()
         return released
 
     async def lanes(self, now: int) -> list[LaneStatus]:

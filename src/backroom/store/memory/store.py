@@ -11,7 +11,6 @@ same contract suite (`tests/contract`) runs on both.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
 
 from backroom.core.errors import ConfigError
@@ -24,6 +23,7 @@ from backroom.store.memory import jobs as job_memory
 from backroom.store.memory import leases as lease_memory
 from backroom.store.memory.llm_methods import MemoryLlmMethods
 from backroom.store.memory.tables import MemoryTables
+from backroom.store.new_work import NewWorkHints
 from backroom.store.protocol import (
     HeartbeatResult,
     JobFilter,
@@ -44,7 +44,7 @@ class MemoryStore(MemoryLlmMethods):
 
     def __init__(self, tables: MemoryTables | None = None) -> None:
         self._tables = MemoryTables() if tables is None else tables
-        self._new_work_callbacks: list[Callable[[], None]] = []
+        self._new_work = NewWorkHints()
 
     @classmethod
     def from_url(cls, url: str) -> MemoryStore:
@@ -72,7 +72,7 @@ class MemoryStore(MemoryLlmMethods):
         """`submit` for many jobs at once, in order; a refusal stores none of them."""
         results = job_memory.submit_many(self._tables, jobs, now)
         if any(result.created for result in results):
-            self._announce_new_work()
+            self._new_work.announce()
         return results
 
     async def get(self, job_id: int, tenant: str | None = None) -> Job | None:
@@ -99,14 +99,14 @@ class MemoryStore(MemoryLlmMethods):
         """Apply each attempt's outcome if its lease is still held; True where applied."""
         applied = finish_memory.finish(self._tables, results, now)
         if any(transition and transition.target is JobState.QUEUED for transition in applied):
-            self._announce_new_work()
+            self._new_work.announce()
         return [transition is not None for transition in applied]
 
     async def expire_leases(self, now: int, limit: int = 1000) -> list[Job]:
         """Return jobs whose lease expired to the queue (an attempt used) or fail them."""
         expired = lease_memory.expire_leases(self._tables, now, limit)
         if any(job.state is JobState.QUEUED for job in expired):
-            self._announce_new_work()
+            self._new_work.announce()
         return expired
 
     async def cancel(self, job_id: int, now: int, tenant: str | None = None) -> Job | None:
@@ -117,7 +117,7 @@ class MemoryStore(MemoryLlmMethods):
         """Send failed jobs back to the queue with a fresh attempt budget."""
         redriven = job_memory.redrive(self._tables, where, now)
         if redriven:
-            self._announce_new_work()
+            self._new_work.announce()
         return redriven
 
     async def prune(self, older_than: int, states: Sequence[JobState], limit: int) -> int:
@@ -184,9 +184,4 @@ class MemoryStore(MemoryLlmMethods):
 
     def on_new_work(self, callback: Callable[[], None]) -> None:
         """Call `callback` on the event loop after this store queues claimable work."""
-        self._new_work_callbacks.append(callback)
-
-    def _announce_new_work(self) -> None:
-        loop = asyncio.get_running_loop()
-        for callback in self._new_work_callbacks:
-            loop.call_soon(callback)
+        self._new_work.add(callback)

@@ -1,4 +1,4 @@
-"""What a running handler stores through its lease: progress, and `once` records.
+"""What a running handler writes through its lease on SQLite: progress, `once` records.
 
 Every write here is fenced: it applies only while the job is running under the
 lease token the handler was given.
@@ -12,6 +12,7 @@ from backroom.core.errors import LeaseLost
 from backroom.core.job import JSON, Lease
 from backroom.store.records import OnceRecord
 from backroom.store.rows import dump_json, dump_nullable_json, load_json
+from backroom.store.sqlite.part import SqlitePart
 
 _HOLDS_LEASE = "SELECT 1 FROM jobs WHERE id = ? AND lease_token = ? AND state = 'running'"
 
@@ -28,7 +29,7 @@ ON CONFLICT (job_id, name) DO UPDATE SET done = 1, result = excluded.result
 """
 
 
-def set_progress(
+def _set_progress(
     connection: sqlite3.Connection, lease: Lease, fraction: float | None, partial: JSON, now: int
 ) -> bool:
     """Store progress and partial output on the job; False if the lease is no longer held."""
@@ -43,7 +44,7 @@ def _require_lease(connection: sqlite3.Connection, lease: Lease) -> None:
         raise LeaseLost(f"job {lease.job_id} is no longer held under lease {lease.token}")
 
 
-def once_begin(
+def _once_begin(
     connection: sqlite3.Connection, lease: Lease, name: str, now: int
 ) -> OnceRecord | None:
     """Claim the job's `once` entry `name`: None if this call did, else the stored record."""
@@ -62,7 +63,7 @@ def once_begin(
     return OnceRecord(done=bool(done), result=load_json(result))
 
 
-def once_end(
+def _once_end(
     connection: sqlite3.Connection, lease: Lease, name: str, result: JSON, now: int
 ) -> None:
     """Record the result of the job's `once` effect `name`."""
@@ -70,10 +71,38 @@ def once_end(
     connection.execute(_END_ONCE, (lease.job_id, name, dump_json(result), now))
 
 
-def once_abort(connection: sqlite3.Connection, lease: Lease, name: str) -> None:
+def _once_abort(connection: sqlite3.Connection, lease: Lease, name: str) -> None:
     """Forget the job's unfinished `once` entry `name`, so a later call may run it again."""
     _require_lease(connection, lease)
     connection.execute(
         "DELETE FROM once_records WHERE job_id = ? AND name = ? AND done = 0",
         (lease.job_id, name),
     )
+
+
+class SqliteHandlerWrites(SqlitePart):
+    """What a running handler writes through its lease (see `HandlerWriteStore`)."""
+
+    async def set_progress(
+        self, lease: Lease, fraction: float | None, partial: JSON, now: int
+    ) -> bool:
+        """Store coarse progress and partial output; None leaves a value as it was."""
+        return await self._database.write(
+            lambda connection: _set_progress(connection, lease, fraction, partial, now)
+        )
+
+    async def once_begin(self, lease: Lease, name: str, now: int) -> OnceRecord | None:
+        """Claim the `once` entry `name`: None if this caller must run the effect."""
+        return await self._database.write(
+            lambda connection: _once_begin(connection, lease, name, now)
+        )
+
+    async def once_end(self, lease: Lease, name: str, result: JSON, now: int) -> None:
+        """Record the result of the `once` effect this lease began."""
+        await self._database.write(
+            lambda connection: _once_end(connection, lease, name, result, now)
+        )
+
+    async def once_abort(self, lease: Lease, name: str) -> None:
+        """Forget the `once` entry this lease began: its effect raised, so it may run again."""
+        await self._database.write(lambda connection: _once_abort(connection, lease, name))

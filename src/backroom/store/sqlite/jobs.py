@@ -1,4 +1,4 @@
-"""Changes callers make to jobs: submit, cancel and redrive (SQL run on the store's thread)."""
+"""Jobs as callers see them on SQLite: submit, read, count, cancel and redrive (`SqliteJobs`)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,11 @@ from backroom.core import transitions
 from backroom.core.errors import StoreError
 from backroom.core.job import Job, JobState, NewJob, SubmitResult
 from backroom.core.transitions import new_job
-from backroom.store.records import RedriveFilter
+from backroom.store.records import JobFilter, RedriveFilter
 from backroom.store.rows import dump_json, error_columns, job_from_row
+from backroom.store.sqlite import queries
 from backroom.store.sqlite.history import record_transitions
-from backroom.store.sqlite.queries import count_active, get_job
+from backroom.store.sqlite.part import SqlitePart
 from backroom.store.submission import plan_submissions
 
 _INSERT_JOB = """
@@ -43,14 +44,14 @@ def _stored(connection: sqlite3.Connection, tenant: str, key: str) -> Job | None
     return None if row is None else job_from_row(row)
 
 
-def submit_many(
+def _submit_many(
     connection: sqlite3.Connection, jobs: Sequence[NewJob], now: int
 ) -> list[SubmitResult]:
     """Store the new jobs and return each submission's job, created or found by its key."""
     plan = plan_submissions(
         jobs,
         lambda tenant, key: _stored(connection, tenant, key),
-        lambda tenant: count_active(connection, tenant),
+        lambda tenant: queries.count_active(connection, tenant),
     )
     inserted = _insert_jobs(connection, plan.inserts, now)
     transition = transitions.submitted(now)
@@ -93,9 +94,11 @@ def _insert_jobs(connection: sqlite3.Connection, jobs: Sequence[NewJob], now: in
     return [new_job(largest_id + n, new, now) for n, new in enumerate(jobs, start=1)]
 
 
-def cancel(connection: sqlite3.Connection, job_id: int, now: int, tenant: str | None) -> Job | None:
+def _cancel(
+    connection: sqlite3.Connection, job_id: int, now: int, tenant: str | None
+) -> Job | None:
     """Cancel a queued job, flag a running one for its worker; leave finished ones be."""
-    job = get_job(connection, job_id, tenant)
+    job = queries.get_job(connection, job_id, tenant)
     if job is None or job.state.terminal:
         return job
     if job.state is JobState.RUNNING:
@@ -113,7 +116,7 @@ def cancel(connection: sqlite3.Connection, job_id: int, now: int, tenant: str | 
     return job_from_row(row)
 
 
-def redrive(connection: sqlite3.Connection, where: RedriveFilter, now: int) -> list[Job]:
+def _redrive(connection: sqlite3.Connection, where: RedriveFilter, now: int) -> list[Job]:
     """Send the failed jobs `where` names back to the queue with a fresh attempt budget."""
     transition = transitions.redriven(now)
     error_kind, error_message = error_columns(transition.error)
@@ -142,3 +145,53 @@ def redrive(connection: sqlite3.Connection, where: RedriveFilter, now: int) -> l
     )
     record_transitions(connection, ((job.id, transition) for job in jobs))
     return jobs
+
+
+class SqliteJobs(SqlitePart):
+    """Jobs as callers see them (see `JobStore`)."""
+
+    async def submit(self, new: NewJob, now: int) -> SubmitResult:
+        """Store a queued job, or return the one its idempotency key already names."""
+        (result,) = await self.submit_many([new], now)
+        return result
+
+    async def submit_many(self, jobs: Sequence[NewJob], now: int) -> list[SubmitResult]:
+        """`submit` for many jobs in one transaction, in order."""
+        if not jobs:
+            return []
+        batch = tuple(jobs)
+        results = await self._database.write(
+            lambda connection: _submit_many(connection, batch, now)
+        )
+        if any(result.created for result in results):
+            self._new_work.announce()
+        return results
+
+    async def get(self, job_id: int, tenant: str | None = None) -> Job | None:
+        """The job, or None if it does not exist or belongs to another tenant."""
+        return await self._database.read(
+            lambda connection: queries.get_job(connection, job_id, tenant)
+        )
+
+    async def list_jobs(self, where: JobFilter) -> list[Job]:
+        """Jobs matching `where`, newest first, at most `where.limit`."""
+        return await self._database.read(lambda connection: queries.list_jobs(connection, where))
+
+    async def count_active(self, tenant: str) -> int:
+        """How many of the tenant's jobs are queued or running."""
+        return await self._database.read(
+            lambda connection: queries.count_active(connection, tenant)
+        )
+
+    async def cancel(self, job_id: int, now: int, tenant: str | None = None) -> Job | None:
+        """Cancel a queued job now, or ask a running one's worker to stop it."""
+        return await self._database.write(
+            lambda connection: _cancel(connection, job_id, now, tenant)
+        )
+
+    async def redrive(self, where: RedriveFilter, now: int) -> list[Job]:
+        """Send failed jobs back to the queue with a fresh attempt budget."""
+        redriven = await self._database.write(lambda connection: _redrive(connection, where, now))
+        if redriven:
+            self._new_work.announce()
+        return redriven

@@ -21,6 +21,7 @@ from backroom.store.lane_rows import (
     lane_status,
 )
 from backroom.store.records import LaneStatus
+from backroom.store.sqlite.part import SqlitePart
 
 LANE_USE = """lane_use (lane, in_flight) AS (
     SELECT lane, COUNT(*) FROM jobs
@@ -104,7 +105,7 @@ def _save(connection: sqlite3.Connection, write: LaneWrite) -> None:
     connection.execute(_SAVE_LANE, write.columns())
 
 
-def acquire(
+def _acquire(
     connection: sqlite3.Connection, lease: Lease, request: LaneRequest, now: int
 ) -> Grant | Denied:
     """Take a call's share of its lane for the job `lease` holds, or say when to retry."""
@@ -118,7 +119,7 @@ def acquire(
     return decision
 
 
-def settle(
+def _settle(
     connection: sqlite3.Connection, lease: Lease, settlement: LaneSettlement, now: int
 ) -> bool:
     """Settle the call `lease` holds a grant for; True if a grant was released."""
@@ -134,12 +135,41 @@ def settle(
     return granted is not None
 
 
-def release(connection: sqlite3.Connection, lease: Lease) -> bool:
+def _release(connection: sqlite3.Connection, lease: Lease) -> bool:
     """Free the slot of the grant `lease` holds; True if it held one."""
     return connection.execute(_RELEASE, (lease.job_id, lease.token)).rowcount > 0
 
 
-def lanes(connection: sqlite3.Connection, now: int) -> list[LaneStatus]:
+def _lanes(connection: sqlite3.Connection, now: int) -> list[LaneStatus]:
     """Every lane that has had a call, by name, refilled to `now`."""
     rows = connection.execute(_LANES).fetchall()
     return [lane_status(row, row["in_flight"], now) for row in rows]
+
+
+class SqliteLanes(SqlitePart):
+    """LLM lanes shared by every worker (see `LaneStore`)."""
+
+    async def lane_acquire(self, lease: Lease, request: LaneRequest, now: int) -> Grant | Denied:
+        """Take one call's share of its lane for the job `lease` holds, or say when to retry."""
+        return await self._database.write(
+            lambda connection: _acquire(connection, lease, request, now)
+        )
+
+    async def lane_settle(self, lease: Lease, settlement: LaneSettlement, now: int) -> None:
+        """Settle the call the job `lease` holds a grant for; a freed slot is new work."""
+        released = await self._database.write(
+            lambda connection: _settle(connection, lease, settlement, now)
+        )
+        if released:
+            self._new_work.announce()
+
+    async def lane_release(self, lease: Lease) -> bool:
+        """Free the slot of the grant `lease` holds; a freed slot is new work."""
+        released = await self._database.write(lambda connection: _release(connection, lease))
+        if released:
+            self._new_work.announce()
+        return released
+
+    async def lanes(self, now: int) -> list[LaneStatus]:
+        """Every lane that has had a call, by name, as of `now`."""
+        return await self._database.read(lambda connection: _lanes(connection, now))

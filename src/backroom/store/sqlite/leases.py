@@ -1,4 +1,4 @@
-"""Leases: claiming due jobs, extending leases, sweeping expired ones (SQL on the store's thread).
+"""Leases on SQLite: claiming due jobs, extending leases, sweeping expired ones (`SqliteLeases`).
 
 A claim adds one to the job's `lease_token`, which never goes back: every later write
 from a worker names the token it was given, and a write naming an older one changes
@@ -19,17 +19,21 @@ for: those jobs would only be given back, unstarted, by the worker's lane check.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from backroom.core import transitions
-from backroom.core.job import Job, Lease
+from backroom.core.job import Job, JobState, Lease
 from backroom.core.lifecycle import RunningFacts
+from backroom.core.outcome import Outcome
 from backroom.store.claim_order import in_claim_order, queue_precedence
 from backroom.store.records import HeartbeatResult
 from backroom.store.rows import dump_json, job_from_row
+from backroom.store.sqlite import finish as finish_sql
+from backroom.store.sqlite import queries
 from backroom.store.sqlite.finish import end_attempts
 from backroom.store.sqlite.history import open_attempts, record_transitions
 from backroom.store.sqlite.lanes import LANE_ROOM
+from backroom.store.sqlite.part import SqlitePart
 
 # Distinct tenants through the index (one seek each), then each tenant's first
 # `limit` due jobs outside closed lanes; `round` numbers a tenant's jobs within one
@@ -114,7 +118,7 @@ def queue_order(connection: sqlite3.Connection, queues: Sequence[str]) -> list[s
     return queue_precedence(row[0] for row in connection.execute(_QUEUES))
 
 
-def claim(
+def _claim(
     connection: sqlite3.Connection,
     queues: Sequence[str],
     limit: int,
@@ -144,7 +148,7 @@ def claim(
     return claimed
 
 
-def heartbeat(
+def _heartbeat(
     connection: sqlite3.Connection, leases: Sequence[Lease], lease_ms: int, now: int
 ) -> HeartbeatResult:
     """Extend every lease still held; report the lost ones and pending cancellations."""
@@ -157,7 +161,7 @@ def heartbeat(
     )
 
 
-def expire_leases(connection: sqlite3.Connection, now: int, limit: int) -> list[Job]:
+def _expire_leases(connection: sqlite3.Connection, now: int, limit: int) -> list[Job]:
     """Requeue (or fail, with no attempts left) up to `limit` jobs whose lease ran out."""
     ended = [
         (
@@ -174,3 +178,57 @@ def expire_leases(connection: sqlite3.Connection, now: int, limit: int) -> list[
     end_attempts(connection, ended)
     job_ids = dump_json([job_id for job_id, _, _ in ended])
     return [job_from_row(row) for row in connection.execute(_JOBS, (job_ids,))]
+
+
+class SqliteLeases(SqlitePart):
+    """Claiming jobs and ending their attempts under leases (see `LeaseStore`)."""
+
+    async def claim(
+        self, queues: Sequence[str], limit: int, worker_id: str, lease_ms: int, now: int
+    ) -> list[Job]:
+        """Take up to `limit` due queued jobs from `queues` (all queues if empty)."""
+        if limit <= 0:
+            return []
+        names = tuple(queues)
+        return await self._database.write(
+            lambda connection: _claim(connection, names, limit, worker_id, lease_ms, now)
+        )
+
+    async def heartbeat(self, leases: Sequence[Lease], lease_ms: int, now: int) -> HeartbeatResult:
+        """Extend the leases still held; report the lost ones and pending cancellations."""
+        if not leases:
+            return HeartbeatResult()
+        held = tuple(leases)
+        return await self._database.write(
+            lambda connection: _heartbeat(connection, held, lease_ms, now)
+        )
+
+    async def finish(self, results: Sequence[tuple[Lease, Outcome]], now: int) -> list[bool]:
+        """Apply each attempt's outcome if its lease is still held; True where applied."""
+        if not results:
+            return []
+        batch = tuple(results)
+        applied = await self._database.write(
+            lambda connection: finish_sql.finish(connection, batch, now)
+        )
+        if any(transition and transition.target is JobState.QUEUED for transition in applied):
+            self._new_work.announce()
+        return [transition is not None for transition in applied]
+
+    async def expire_leases(self, now: int, limit: int = 1000) -> list[Job]:
+        """Return jobs whose lease expired to the queue (an attempt used) or fail them."""
+        expired = await self._database.write(
+            lambda connection: _expire_leases(connection, now, limit)
+        )
+        if any(job.state is JobState.QUEUED for job in expired):
+            self._new_work.announce()
+        return expired
+
+    async def next_wakeup(self, queues: Sequence[str]) -> int | None:
+        """The earliest queued due time or running lease expiry in `queues`."""
+        names = tuple(queues)
+        return await self._database.read(lambda connection: queries.next_wakeup(connection, names))
+
+    def on_new_work(self, callback: Callable[[], None]) -> None:
+        """Call `callback` on the event loop after this store queues claimable work."""
+        self._new_work.add(callback)

@@ -1,4 +1,4 @@
-"""Read-only store calls: jobs, their history, and queue health (SQL on the store's thread)."""
+"""Reads on SQLite: jobs, their history (`SqliteEvents`), and queue health."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from backroom.store.rows import (
     queue_stats_from_row,
 )
 from backroom.store.sqlite.lanes import LANE_USE
+from backroom.store.sqlite.part import SqlitePart
 
 # Larger than any job id: the cursor of a first page.
 _NO_CURSOR = 2**63 - 1
@@ -77,13 +78,13 @@ def list_jobs(connection: sqlite3.Connection, where: JobFilter) -> list[Job]:
     return [job_from_row(row) for row in rows]
 
 
-def attempts(connection: sqlite3.Connection, job_id: int) -> list[Attempt]:
+def _attempts(connection: sqlite3.Connection, job_id: int) -> list[Attempt]:
     """Every attempt of the job, oldest first."""
     rows = connection.execute("SELECT * FROM attempts WHERE job_id = ? ORDER BY id", (job_id,))
     return [attempt_from_row(row) for row in rows]
 
 
-def events(connection: sqlite3.Connection, job_id: int, after: int) -> list[JobEvent]:
+def _events(connection: sqlite3.Connection, job_id: int, after: int) -> list[JobEvent]:
     """The job's transitions after the first `after` of them, oldest first."""
     rows = connection.execute(
         "SELECT * FROM job_events WHERE job_id = ? ORDER BY id LIMIT -1 OFFSET ?",
@@ -134,3 +135,15 @@ def next_wakeup(connection: sqlite3.Connection, queues: Sequence[str]) -> int | 
         (*queues, *queues),
     ).fetchone()
     return None if wakeup is None else int(wakeup)
+
+
+class SqliteEvents(SqlitePart):
+    """A job's history: its attempts and its transitions (see `EventStore`)."""
+
+    async def attempts(self, job_id: int) -> list[Attempt]:
+        """Every attempt of the job, oldest first."""
+        return await self._database.read(lambda connection: _attempts(connection, job_id))
+
+    async def events(self, job_id: int, after: int = 0) -> list[JobEvent]:
+        """The job's transitions after the first `after` of them, oldest first."""
+        return await self._database.read(lambda connection: _events(connection, job_id, after))

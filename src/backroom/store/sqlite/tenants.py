@@ -1,8 +1,4 @@
-"""The SQL behind the store's tenant methods, for SQLite.
-
-Plain functions on a `sqlite3.Connection`, run by `SqliteStore` on its database thread
-(writes inside its `BEGIN IMMEDIATE` transaction). Keys arrive already hashed.
-"""
+"""Tenants and their API keys on SQLite (`SqliteTenants`); keys arrive already hashed."""
 
 from __future__ import annotations
 
@@ -10,11 +6,12 @@ import sqlite3
 
 from backroom.store.records import Tenant
 from backroom.store.rows import budget_column, tenant_from_row
+from backroom.store.sqlite.part import SqlitePart
 
 _TENANT_COLUMNS = "name, created_at, max_queued, admin, daily_budget_pico_usd"
 
 
-def create_tenant(connection: sqlite3.Connection, tenant: Tenant, key_hash: str) -> Tenant:
+def _create_tenant(connection: sqlite3.Connection, tenant: Tenant, key_hash: str) -> Tenant:
     """Insert the tenant, or update its caps if it exists, and add the key to it."""
     row = connection.execute(
         f"INSERT INTO tenants ({_TENANT_COLUMNS}) VALUES (?, ?, ?, ?, ?) "
@@ -36,7 +33,7 @@ def create_tenant(connection: sqlite3.Connection, tenant: Tenant, key_hash: str)
     return tenant_from_row(row)
 
 
-def tenant_for_key(connection: sqlite3.Connection, key_hash: str) -> Tenant | None:
+def _tenant_for_key(connection: sqlite3.Connection, key_hash: str) -> Tenant | None:
     """The tenant an unrevoked key belongs to, or None."""
     row = connection.execute(
         "SELECT t.name, t.created_at, t.max_queued, t.admin, t.daily_budget_pico_usd "
@@ -47,7 +44,7 @@ def tenant_for_key(connection: sqlite3.Connection, key_hash: str) -> Tenant | No
     return None if row is None else tenant_from_row(row)
 
 
-def get_tenant(connection: sqlite3.Connection, name: str) -> Tenant | None:
+def _get_tenant(connection: sqlite3.Connection, name: str) -> Tenant | None:
     """The tenant called `name`, or None."""
     row = connection.execute(
         f"SELECT {_TENANT_COLUMNS} FROM tenants WHERE name = ?", (name,)
@@ -55,16 +52,42 @@ def get_tenant(connection: sqlite3.Connection, name: str) -> Tenant | None:
     return None if row is None else tenant_from_row(row)
 
 
-def list_tenants(connection: sqlite3.Connection) -> list[Tenant]:
+def _list_tenants(connection: sqlite3.Connection) -> list[Tenant]:
     """Every tenant, by name."""
     rows = connection.execute(f"SELECT {_TENANT_COLUMNS} FROM tenants ORDER BY name").fetchall()
     return [tenant_from_row(row) for row in rows]
 
 
-def revoke_keys(connection: sqlite3.Connection, tenant: str, now: int) -> int:
+def _revoke_keys(connection: sqlite3.Connection, tenant: str, now: int) -> int:
     """Revoke every unrevoked key of the tenant; how many were revoked."""
     cursor = connection.execute(
         "UPDATE api_keys SET revoked_at = ? WHERE tenant = ? AND revoked_at IS NULL",
         (now, tenant),
     )
     return cursor.rowcount
+
+
+class SqliteTenants(SqlitePart):
+    """Tenants and their API keys (see `TenantStore`)."""
+
+    async def create_tenant(self, tenant: Tenant, key_hash: str) -> Tenant:
+        """Create `tenant` (or update its caps if it exists) and add the key to it."""
+        return await self._database.write(
+            lambda connection: _create_tenant(connection, tenant, key_hash)
+        )
+
+    async def tenant_for_key(self, key_hash: str) -> Tenant | None:
+        """The tenant an unrevoked key belongs to, or None."""
+        return await self._database.read(lambda connection: _tenant_for_key(connection, key_hash))
+
+    async def get_tenant(self, name: str) -> Tenant | None:
+        """The tenant called `name`, or None."""
+        return await self._database.read(lambda connection: _get_tenant(connection, name))
+
+    async def list_tenants(self) -> list[Tenant]:
+        """Every tenant, by name."""
+        return await self._database.read(_list_tenants)
+
+    async def revoke_keys(self, tenant: str, now: int) -> int:
+        """Revoke every key of the tenant; how many were revoked."""
+        return await self._database.write(lambda connection: _revoke_keys(connection, tenant, now))

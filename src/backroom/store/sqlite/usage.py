@@ -17,6 +17,7 @@ from backroom.store.lane_rows import (
     usage_totals_from_row,
 )
 from backroom.store.records import UsageGroup, UsageGrouping, UsageQuery
+from backroom.store.sqlite.part import SqlitePart
 
 _RECORD = f"""
 INSERT INTO llm_usage ({", ".join(USAGE_COLUMNS)})
@@ -46,26 +47,48 @@ ORDER BY tenant, grouped
 """
 
 
-def record_usage(connection: sqlite3.Connection, usage: AttemptUsage) -> None:
+def _record_usage(connection: sqlite3.Connection, usage: AttemptUsage) -> None:
     """Store one attempt's usage, replacing what was stored for that attempt."""
     connection.execute(_RECORD, usage_columns(usage))
 
 
-def usage_totals(connection: sqlite3.Connection, job_id: int) -> UsageTotals:
+def _usage_totals(connection: sqlite3.Connection, job_id: int) -> UsageTotals:
     """Every recorded call of the job, summed."""
     return usage_totals_from_row(connection.execute(_JOB_TOTALS, (job_id,)).fetchone())
 
 
-def spent_pico_usd(connection: sqlite3.Connection, tenant: str, since: int, until: int) -> int:
+def _spent_pico_usd(connection: sqlite3.Connection, tenant: str, since: int, until: int) -> int:
     """The tenant's spend on calls that ended in `[since, until)`."""
     (spent,) = connection.execute(_SPENT, (tenant, since, until)).fetchone()
     return int(spent)
 
 
-def usage_groups(connection: sqlite3.Connection, query: UsageQuery) -> list[UsageGroup]:
+def _usage_groups(connection: sqlite3.Connection, query: UsageQuery) -> list[UsageGroup]:
     """The calls `query` selects, summed per tenant and model or day."""
     sql = _GROUPS.format(grouped=_GROUPED_BY[query.group_by], totals=TOTALS_SELECT)
     parameters = {"since": query.since, "until": query.until, "tenant": query.tenant}
     return [
         usage_group_from_row(row, query.group_by) for row in connection.execute(sql, parameters)
     ]
+
+
+class SqliteUsage(SqlitePart):
+    """What LLM calls used and cost (see `UsageStore`)."""
+
+    async def record_usage(self, usage: AttemptUsage) -> None:
+        """Store what one attempt's call used; a repeat for the same attempt replaces it."""
+        await self._database.write(lambda connection: _record_usage(connection, usage))
+
+    async def usage_totals(self, job_id: int) -> UsageTotals:
+        """What every attempt of the job used, summed."""
+        return await self._database.read(lambda connection: _usage_totals(connection, job_id))
+
+    async def spent_pico_usd(self, tenant: str, since: int, until: int) -> int:
+        """The tenant's LLM spend on calls that ended in `[since, until)`."""
+        return await self._database.read(
+            lambda connection: _spent_pico_usd(connection, tenant, since, until)
+        )
+
+    async def usage_groups(self, query: UsageQuery) -> list[UsageGroup]:
+        """Usage summed per tenant and model, or tenant and UTC day."""
+        return await self._database.read(lambda connection: _usage_groups(connection, query))

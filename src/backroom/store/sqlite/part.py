@@ -1,0 +1,18 @@
+"""What every part of `SqliteStore` shares: the database thread and the new-work hints.
+
+`SqliteStore` is assembled from one class per part of the `Store` protocol
+(`SqliteJobs`, `SqliteLeases`, ...), each in the module that holds its SQL: the
+module's functions run on the database thread, its part's methods on the event loop.
+"""
+
+from __future__ import annotations
+
+from backroom.store.new_work import NewWorkHints
+from backroom.store.sqlite.connection import SqliteDatabase
+
+
+class SqlitePart:
+    """The state the parts of `SqliteStore` share; `SqliteStore.__init__` sets it."""
+
+    _database: SqliteDatabase
+    _new_work: NewWorkHints
