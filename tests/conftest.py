@@ -5,7 +5,8 @@ Tests that need PostgreSQL ask for `postgres_url`. Without a reachable server th
 skip, unless BACKROOM_REQUIRE_POSTGRES=1 (as in CI), where they fail instead.
 
 Markers (CONTRIBUTING.md, "Tests"): a test that asks for `postgres_url`, directly or
-through a fixture, must carry `postgres`, or the run stops at collection; a test that
+through a fixture, must carry `postgres`, or the run stops at collection (or the test
+errs, when a fixture asks for it by `request.getfixturevalue`); a test that
 starts a process must carry `slow`, or starting it fails the test. So `make check`
 (`-m "not slow"`) never waits on a process, and `-m "not postgres"` runs without a
 server.
@@ -115,3 +116,14 @@ def _restore_logging() -> Iterator[None]:
     root.setLevel(level)
     for name, own_level in own.items():
         logging.getLogger(name).setLevel(own_level)
+
+
+@pytest.fixture(autouse=True)
+def _postgres_tests_are_marked(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test that reached `postgres_url` at run time (`getfixturevalue`) is marked too."""
+    yield
+    if (
+        "postgres_url" in request.fixturenames
+        and request.node.get_closest_marker("postgres") is None
+    ):
+        pytest.fail("this test runs on PostgreSQL: mark it @pytest.mark.postgres")

@@ -41,6 +41,38 @@ def test_a_test_on_postgresql_without_the_marker_stops_the_run(planted: pytest.P
     assert "test_marked" not in result.stderr.str()
 
 
+@pytest.mark.postgres  # the planted test creates the session's database
+def test_a_fixture_that_asks_for_postgresql_at_run_time_needs_the_marker_too(
+    planted: pytest.Pytester,
+) -> None:
+    planted.makepyfile(
+        test_planted="""
+        import pytest
+
+        @pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+        def marked_url(request):
+            if request.param == "sqlite":
+                return "sqlite://"
+            return request.getfixturevalue("postgres_url")
+
+        @pytest.fixture
+        def unmarked_url(request):
+            return request.getfixturevalue("postgres_url")
+
+        def test_marked(marked_url):
+            pass
+
+        def test_unmarked(unmarked_url):
+            pass
+        """
+    )
+    result = planted.runpytest("-v")
+    result.assert_outcomes(passed=3, errors=1)
+    result.stdout.fnmatch_lines(
+        ["*ERROR at teardown of test_unmarked*", "*mark it @pytest.mark.postgres*"]
+    )
+
+
 @pytest.mark.slow  # the planted slow test starts a real process
 def test_a_test_that_starts_a_process_without_the_slow_marker_fails(
     planted: pytest.Pytester,
