@@ -45,7 +45,7 @@ ALTER TABLE jobs SET (
 -- Idempotency keys are scoped to the tenant.
 CREATE UNIQUE INDEX jobs_idempotency ON jobs (tenant, idempotency_key)
     WHERE idempotency_key IS NOT NULL;
--- The claimable set, per queue and tenant in claim order (see postgres_sql.CLAIM).
+-- The claimable set, per queue and tenant in claim order (see postgres/leases.py, CLAIM).
 CREATE INDEX jobs_claim ON jobs (queue, tenant, priority DESC, run_at, id)
     WHERE state = 'queued';
 CREATE INDEX jobs_leases ON jobs (lease_expires_at) WHERE state = 'running';
