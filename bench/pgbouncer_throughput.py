@@ -7,9 +7,11 @@ Three routes to one scratch database, each measured in turn, round after round:
 - direct: the workers connect to PostgreSQL itself;
 - session: through a PgBouncer in session pooling (`pooler=session`; LISTEN too);
 - transaction: through a PgBouncer in transaction pooling (`pooler=transaction`), with
-  LISTEN on a direct `--listen-url`.
+  LISTEN on a direct `listen_url`.
 Both PgBouncers are Debian's (`/usr/sbin/pgbouncer`), in their default configuration
 but for the pool mode, started by this script (see tests/integration/pgbouncer_process).
+Then the pickup latency of an idle worker on each route (`--samples` of them; through
+the transaction pooler the worker is woken through its direct listen URL).
 Rows: submitting one by one (`App.submit`, one process, by 1 and by 16 submitters at
 once), and processing with two `backroom worker --burst` processes (the window from the
 first attempt's start to the last one's end, as stored). Each row gives the best rate
@@ -34,9 +36,13 @@ import asyncpg
 from tests.integration.pgbouncer_process import run_pgbouncer, store_url
 
 from backroom import App
+from bench.postgres_throughput import backroom_pickup, percentile
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLES = "TRUNCATE jobs, attempts, job_events, once_records"
+Rates = dict[str, dict[str, list[float]]]
+Latencies = dict[str, list[float]]
+
 SUBMITS = 2_000
 AT_ONCE = (1, 16)
 BULK = 1_000
@@ -72,7 +78,7 @@ async def enqueue_rate(url: str, direct: str, at_once: int) -> float:
         return SUBMITS / (time.perf_counter() - started)
 
 
-async def processing_rate(url: str, direct: str, jobs: int, options: list[str]) -> float:
+async def processing_rate(url: str, direct: str, jobs: int) -> float:
     """Jobs per second processed by two burst workers through `url` (the stored window)."""
     await execute(direct, TABLES)
     async with App(direct) as app:
@@ -81,7 +87,7 @@ async def processing_rate(url: str, direct: str, jobs: int, options: list[str]) 
             await app.submit_many([app.new_job("noop", first + n) for n in range(count)])
     await execute(direct, "VACUUM ANALYZE jobs")
     command = [sys.executable, "-m", "backroom", "worker", "--app", "bench.noop_app:app"]
-    command += ["--db", url, "--burst", "--concurrency", CONCURRENCY, *options]
+    command += ["--db", url, "--burst", "--concurrency", CONCURRENCY]
     workers = [subprocess.Popen(command, cwd=ROOT) for _ in range(WORKERS)]
     if any(worker.wait() != 0 for worker in workers):
         raise RuntimeError("a backroom worker failed")
@@ -107,9 +113,9 @@ def scratch_database(server: str, admin_db: str) -> Iterator[str]:
         asyncio.run(execute(admin, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
 
 
-def measure(args: argparse.Namespace) -> dict[str, dict[str, list[float]]]:
-    """{route: {row: jobs/s of each round}}."""
-    rows: dict[str, dict[str, list[float]]] = {}
+def measure(args: argparse.Namespace) -> tuple[Rates, Latencies]:
+    """{route: {row: jobs/s of each round}}, and {route: pickup latencies in ms}."""
+    rows: Rates = {}
     with (
         scratch_database(args.server, args.admin_db) as name,
         tempfile.TemporaryDirectory() as folder,
@@ -119,26 +125,27 @@ def measure(args: argparse.Namespace) -> dict[str, dict[str, list[float]]]:
         direct = f"{args.server}/{name}"
         options = {"pool_max": str(args.pool_max)} if args.pool_max else {}
         routes = {
-            "direct": (f"{direct}?pool_max={args.pool_max}" if args.pool_max else direct, []),
-            "session": (store_url(session, name, **options), []),
-            "transaction": (
-                store_url(transaction, name, **options),
-                ["--listen-url", direct],
-            ),
+            "direct": f"{direct}?pool_max={args.pool_max}" if args.pool_max else direct,
+            "session": store_url(session, name, **options),
+            "transaction": store_url(transaction, name, listen_url=direct, **options),
         }
         asyncio.run(create_schema(direct))
         for _ in range(args.repeat):
-            for route, (url, worker_options) in routes.items():
+            for route, url in routes.items():
                 found = rows.setdefault(route, {})
                 for at_once in AT_ONCE:
                     rate = asyncio.run(enqueue_rate(url, direct, at_once))
                     found.setdefault(f"submit, {at_once} at once", []).append(rate)
-                rate = asyncio.run(processing_rate(url, direct, args.jobs, worker_options))
+                rate = asyncio.run(processing_rate(url, direct, args.jobs))
                 found.setdefault(f"{WORKERS} workers, processing", []).append(rate)
-    return rows
+        pickups = {
+            route: asyncio.run(backroom_pickup(url, args.samples, direct))
+            for route, url in routes.items()
+        }
+    return rows, pickups
 
 
-def report(rates: dict[str, dict[str, list[float]]], args: argparse.Namespace) -> list[str]:
+def report(rates: Rates, pickups: Latencies, args: argparse.Namespace) -> list[str]:
     """A row per route and measure: the best rate, and the median of the rounds' ratios
     to the direct route measured right before (neighbours on a shared machine move
     whole rounds together)."""
@@ -157,6 +164,16 @@ def report(rates: dict[str, dict[str, list[float]]], args: argparse.Namespace) -
             lines.append(
                 f"| {route} | {row} | {max(values):,.0f} | {statistics.median(ratios):.2f}x |"
             )
+    lines += [
+        "",
+        "| pickup latency, idle worker (`App.submit` to handler start) | p50 | p99 | max |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for route, latencies in pickups.items():
+        lines.append(
+            f"| {route} | {statistics.median(latencies):.2f} ms"
+            f" | {percentile(latencies, 0.99):.2f} ms | {max(latencies):.2f} ms |"
+        )
     return lines
 
 
@@ -165,11 +182,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=10_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--samples", type=int, default=100, help="pickup latency samples")
     parser.add_argument("--pool-max", type=int, default=0, help="0: the default pool")
     parser.add_argument("--server", default="postgresql://postgres@127.0.0.1:5432")
     parser.add_argument("--admin-db", default="test")
     args = parser.parse_args()
-    print("\n".join(report(measure(args), args)))
+    print("\n".join(report(*measure(args), args)))
 
 
 if __name__ == "__main__":

@@ -90,9 +90,13 @@ async def backroom_process(url: str, jobs: int, processes: int) -> tuple[float, 
     return wall, float(window["seconds"])
 
 
-async def backroom_pickup(url: str, samples: int) -> list[float]:
-    """Milliseconds from `App.submit` to the handler's start, with an idle worker waiting."""
-    await execute(url, BACKROOM_TABLES)
+async def backroom_pickup(url: str, samples: int, direct: str | None = None) -> list[float]:
+    """Milliseconds from `App.submit` to the handler's start, with an idle worker waiting.
+
+    `direct` is a plain URL of the same database for emptying it, where `url` carries
+    backroom's own options (a pooler's, say).
+    """
+    await execute(direct or url, BACKROOM_TABLES)
     command = [sys.executable, "-m", "backroom", "worker", "--app", "bench.noop_app:app"]
     worker = subprocess.Popen([*command, "--db", url, "--concurrency", "10"], cwd=ROOT)
     clock = SystemClock()
