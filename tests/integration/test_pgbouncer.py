@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from contextlib import AbstractAsyncContextManager
 
 import asyncpg
 import pytest
@@ -17,7 +18,8 @@ from pgbouncer_process import PgBouncer, store_url
 from backroom import App
 from backroom.runtime.worker_config import WorkerConfig
 from backroom.store.postgres import leases
-from backroom.store.postgres.database import PostgresDatabase, PostgresSettings
+from backroom.store.postgres.database import PooledConnection, PostgresDatabase, PostgresSettings
+from backroom.store.postgres.url import Pooler
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -76,6 +78,25 @@ async def test_the_claim_is_planned_without_jit_through_pgbouncer(
             assert "JIT" not in plan
     finally:
         await store_database.close()
+
+
+async def test_the_store_claims_on_a_connection_with_the_settings_on(
+    pgbouncer: PgBouncer, database: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The test above shows such a connection plans the claim without JIT; this one that
+    # the store's claim takes one.
+    asked: list[Pooler] = []
+    with_settings = PostgresDatabase.with_settings
+
+    def spied(database: PostgresDatabase) -> AbstractAsyncContextManager[PooledConnection]:
+        asked.append(database.settings.pooler)
+        return with_settings(database)
+
+    monkeypatch.setattr(PostgresDatabase, "with_settings", spied)
+    async with App(store_url(pgbouncer, database)) as app:
+        submitted = await app.submit("noop", None)
+        claimed = await app.store.claim([], 5, "worker", 30_000, app.clock.now())
+    assert ([job.id for job in claimed], asked) == ([submitted.job.id], [Pooler(pgbouncer.mode)])
 
 
 async def test_transactions_abort_when_left_idle_through_pgbouncer(

@@ -94,7 +94,7 @@ class PostgresJobs(PostgresPart):
         """`submit` for many jobs in one transaction, in order."""
         if not jobs:
             return []
-        async with self._database.connection() as connection, connection.transaction():
+        async with self._database.transaction() as connection:
             return await submit_jobs(connection, jobs, now, self._channel)
 
     async def get(self, job_id: int, tenant: str | None = None) -> Job | None:

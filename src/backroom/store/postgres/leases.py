@@ -200,7 +200,8 @@ class PostgresLeases(PostgresPart):
         """Take up to `limit` due queued jobs from `queues` (all queues if empty)."""
         if limit <= 0:
             return []
-        async with self._database.connection() as connection:
+        # Planned with jit off: JIT compiling the claim costs far more than it runs.
+        async with self._database.with_settings() as connection:
             return await _claim(connection, queues, limit, worker_id, lease_ms, now)
 
     async def heartbeat(self, leases: Sequence[Lease], lease_ms: int, now: int) -> HeartbeatResult:
