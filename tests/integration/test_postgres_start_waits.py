@@ -24,7 +24,6 @@ from postgres_schemas import scratch_schema
 
 from backroom import App, JobState
 from backroom.clock import SystemClock
-from backroom.runtime.startup import where
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 HERE = Path(__file__).parent
@@ -198,9 +197,3 @@ def test_serve_started_before_postgres_is_reachable_waits_and_serves(
         code = stop(server)
     assert code == 0, log.read_text()
     assert_waited_and_said_so(log, proxy)
-
-
-def test_the_store_is_named_without_credentials_or_options() -> None:
-    url = "postgresql://app:s3cret@db.internal:5432/jobs?sslmode=require&password=x"
-    assert where(url) == "postgresql://db.internal:5432/jobs"
-    assert where("sqlite:///var/lib/backroom.db") == "sqlite:///var/lib/backroom.db"

@@ -13,8 +13,8 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit
 
+from backroom.config import redacted_url
 from backroom.core.errors import StoreUnavailable
 
 if TYPE_CHECKING:
@@ -47,22 +47,9 @@ async def _open_waiting(app: App) -> None:
         except StoreUnavailable as error:
             log.warning(
                 "waiting for the store at %s (%s); trying again in %.1f s",
-                where(app.database_url),
+                redacted_url(app.database_url),
                 error,
                 delay_ms / 1000,
             )
         await app.clock.sleep(delay_ms)
         delay_ms = min(2 * delay_ms, RETRY_CAP_MS)
-
-
-def where(url: str) -> str:
-    """The store a database URL names, without user, password or options.
-
-    >>> where("postgresql://app:s3cret@db.internal:5432/jobs?sslmode=require")
-    'postgresql://db.internal:5432/jobs'
-    >>> where("sqlite:///var/lib/backroom.db")
-    'sqlite:///var/lib/backroom.db'
-    """
-    parts = urlsplit(url)
-    hosts = parts.netloc.rpartition("@")[2]  # whatever precedes the last @ is credentials
-    return f"{parts.scheme}://{hosts}{parts.path}"
