@@ -23,8 +23,8 @@ from backroom.store.postgres.url import Pooler
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
-CLAIM_ARGUMENTS = (0, 10, 30_000, "worker", "claimed")
-"""now, limit, lease expiry, worker id, reason: a claim of every queue."""
+CLAIM_ARGUMENTS = (0, 10, 30_000, "worker", "claimed", ["noop"])
+"""now, limit, lease expiry, worker id, reason, tasks: a claim of every queue."""
 
 
 async def test_two_apps_submit_and_run_jobs_through_pgbouncer(

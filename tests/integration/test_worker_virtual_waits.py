@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from backroom import (
@@ -40,14 +40,22 @@ class CountingStore(SqliteStore):
     calls: Counter[str]
 
     async def claim(
-        self, queues: Sequence[str], limit: int, worker_id: str, lease_ms: int, now: int
+        self,
+        queues: Sequence[str],
+        limit: int,
+        worker_id: str,
+        lease_ms: int,
+        now: int,
+        tasks: Collection[str] | None = None,
     ) -> list[Job]:
         self.calls["claim"] += 1
-        return await super().claim(queues, limit, worker_id, lease_ms, now)
+        return await super().claim(queues, limit, worker_id, lease_ms, now, tasks)
 
-    async def next_wakeup(self, queues: Sequence[str]) -> int | None:
+    async def next_wakeup(
+        self, queues: Sequence[str], tasks: Collection[str] | None = None
+    ) -> int | None:
         self.calls["next_wakeup"] += 1
-        return await super().next_wakeup(queues)
+        return await super().next_wakeup(queues, tasks)
 
     async def expire_leases(self, now: int, limit: int = 1000) -> list[Job]:
         self.calls["expire_leases"] += 1

@@ -108,6 +108,13 @@ def submit(
     wait: Annotated[
         bool, typer.Option("--wait", help="Follow the job to its end, then print its result.")
     ] = False,
+    app_ref: Annotated[
+        str | None,
+        typer.Option(
+            "--app",
+            help="Local database: the App whose tasks it may be (the built-in ones by default).",
+        ),
+    ] = None,
     db: DbOption = None,
     url: UrlOption = None,
     api_key: ApiKeyOption = None,
@@ -124,7 +131,7 @@ def submit(
         if wait:
             _show_outcome(await follow(backend, document["id"], out))
 
-    _with_backend(Target(db, url, api_key, tenant), action)
+    _with_backend(Target(db, url, api_key, tenant, app_ref, knows_tasks=True), action)
 
 
 def status(

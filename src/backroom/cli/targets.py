@@ -179,12 +179,29 @@ class RemoteBackend:
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """The CLI options that choose a backend."""
+    """The CLI options that choose a backend.
+
+    `app_ref` names the App whose tasks a local submission must be one of (the built-in
+    tasks without it); `knows_tasks` says the command needs them (only `submit` does).
+    """
 
     db: str | None = None
     url: str | None = None
     api_key: str | None = None
     tenant: str | None = None
+    app_ref: str | None = None
+    knows_tasks: bool = False
+
+
+def _local_app(target: Target, settings: Settings) -> App:
+    """The App a local command runs on: with the tasks a submission is checked against
+    when it needs them, else none (a listing needs only the database)."""
+    if not target.knows_tasks:
+        return App(settings.store_url(target.db or settings.database_url))
+    # Imported here: app_choice reports errors as this module's CliError.
+    from backroom.cli.app_choice import AppChoice, choose_app  # noqa: PLC0415
+
+    return choose_app(AppChoice(target.app_ref, db=target.db), builtin_by_default=True)
 
 
 @asynccontextmanager
@@ -193,10 +210,12 @@ async def open_backend(target: Target) -> AsyncIterator[JobBackend]:
     settings = Settings.from_env()
     url = target.url or settings.url
     if url is None:
-        async with App(settings.store_url(target.db or settings.database_url)) as app:
+        async with _local_app(target, settings) as app:
             caller = LOCAL_ADMIN if target.tenant is None else Caller(target.tenant)
             yield LocalBackend(app, caller)
         return
+    if target.app_ref is not None:
+        raise CliError("--app is for the local database; a server knows its own tasks")
     api_key = target.api_key or settings.api_key
     if not url.startswith(("http://", "https://")):
         raise CliError(f"--url must be an http:// or https:// URL, not {url!r}")

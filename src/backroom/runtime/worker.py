@@ -66,6 +66,8 @@ class Worker:
         self.store = store
         self.clock = clock
         self.config = config or WorkerConfig()
+        # The only tasks it claims: a job of another waits for a worker that has it.
+        self._registry = tasks
         self._runner = AttemptRunner(
             store,
             tasks,
@@ -144,7 +146,14 @@ class Worker:
     async def _claim(self, free: int, now: int) -> int:
         config = self.config
         jobs = await self._guarded(
-            self.store.claim(config.queues, free, config.worker_id, config.lease_ms, now)
+            self.store.claim(
+                config.queues,
+                free,
+                config.worker_id,
+                config.lease_ms,
+                now,
+                self._claimable,
+            )
         )
         for job in jobs or ():
             held = _Held(job)
@@ -154,10 +163,14 @@ class Worker:
             held.task = asyncio.create_task(self._attempt(held))
         return len(jobs or ())
 
+    @property
+    def _claimable(self) -> tuple[str, ...]:
+        return self._registry.registered()
+
     async def _idle(self) -> bool:
         """True when no job in this worker's queues is queued or running (burst exit)."""
         try:
-            return await self.store.next_wakeup(self.config.queues) is None
+            return await self.store.next_wakeup(self.config.queues, self._claimable) is None
         except StoreError:
             return False
 
@@ -176,7 +189,7 @@ class Worker:
         if claimed == free:  # every slot is taken: claim again when one frees
             return None
         try:
-            due = await self.store.next_wakeup(config.queues)
+            due = await self.store.next_wakeup(config.queues, self._claimable)
         except StoreError as error:
             log.warning("store call failed, will retry: %s", error)
             return tick
@@ -248,7 +261,9 @@ class Worker:
         if pending:
             log_grace(len(pending), self.config.shutdown_grace_ms)
             await asyncio.wait(pending, timeout=self.config.shutdown_grace_ms / 1000)
-        unfinished = [job_id for job_id, held in self._running.items() if not held.task_done]
+        unfinished = [
+            job_id for job_id, held in self._running.items() if not (held.task and held.task.done())
+        ]
         for job_id in unfinished:
             self._stop_attempt(job_id, StopReason.SHUTDOWN)
         log_handed_back(unfinished)
@@ -283,8 +298,3 @@ class _Held:
     job: Job
     task: asyncio.Task[None] | None = None
     stop_reason: StopReason | None = None
-
-    @property
-    def task_done(self) -> bool:
-        """True once the attempt's task has ended (its outcome may not be stored yet)."""
-        return self.task is not None and self.task.done()

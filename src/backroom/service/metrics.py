@@ -10,6 +10,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Gauge, gen
 
 from backroom.service.context import AppParts
 from backroom.store import QueueStats
+from backroom.store.records import TaskBacklog
 
 METRICS_MEDIA_TYPE = CONTENT_TYPE_LATEST
 """The media type of what `exposition` renders."""
@@ -17,9 +18,11 @@ METRICS_MEDIA_TYPE = CONTENT_TYPE_LATEST
 _STATES = ("queued", "running", "succeeded", "failed", "cancelled")
 
 
-def render_metrics(stats: list[QueueStats]) -> bytes:
-    """The Prometheus exposition of per-queue counts, oldest-job age and failure rate."""
+def render_metrics(stats: list[QueueStats], backlog: list[TaskBacklog]) -> bytes:
+    """The Prometheus exposition of per-queue counts, oldest-job age and failure rate,
+    and of each task's queued jobs (a job whose task no worker has stays queued)."""
     registry = CollectorRegistry()
+    _task_backlog(registry, backlog)
     jobs = Gauge("backroom_jobs", "Jobs by queue and state.", ["queue", "state"], registry=registry)
     oldest = Gauge(
         "backroom_oldest_queued_job_age_seconds",
@@ -43,6 +46,25 @@ def render_metrics(stats: list[QueueStats]) -> bytes:
     return generate_latest(registry)
 
 
+def _task_backlog(registry: CollectorRegistry, backlog: list[TaskBacklog]) -> None:
+    queued = Gauge(
+        "backroom_queued_jobs_by_task",
+        "Queued jobs by task: a count that only grows names a task no worker runs.",
+        ["task"],
+        registry=registry,
+    )
+    oldest = Gauge(
+        "backroom_oldest_queued_job_age_by_task_seconds",
+        "Age of each task's oldest due queued job.",
+        ["task"],
+        registry=registry,
+    )
+    for entry in backlog:
+        queued.labels(entry.task).set(entry.queued)
+        oldest.labels(entry.task).set((entry.oldest_due_age_ms or 0) / 1000)
+
+
 async def exposition(app: AppParts) -> bytes:
-    """The Prometheus exposition of the store's queues as of now."""
-    return render_metrics(await app.store.stats(app.clock.now()))
+    """The Prometheus exposition of the store's queues and tasks as of now."""
+    now = app.clock.now()
+    return render_metrics(await app.store.stats(now), await app.store.queued_by_task(now))

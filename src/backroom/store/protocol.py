@@ -12,7 +12,7 @@ changes nothing and reports so.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Protocol, runtime_checkable
 
 from backroom.core.job import JSON, Attempt, Job, JobEvent, JobState, Lease, NewJob, SubmitResult
@@ -27,6 +27,7 @@ from backroom.store.records import (
     OnceRecord,
     QueueStats,
     RedriveFilter,
+    TaskBacklog,
     Tenant,
     UsageGroup,
     UsageQuery,
@@ -75,9 +76,17 @@ class LeaseStore(Protocol):
     """Claiming jobs and ending their attempts under leases: what a worker's loops do."""
 
     async def claim(
-        self, queues: Sequence[str], limit: int, worker_id: str, lease_ms: int, now: int
+        self,
+        queues: Sequence[str],
+        limit: int,
+        worker_id: str,
+        lease_ms: int,
+        now: int,
+        tasks: Collection[str] | None = None,
     ) -> list[Job]:
-        """Take up to `limit` due queued jobs from `queues` (all queues if empty).
+        """Take up to `limit` due queued jobs from `queues` (all queues if empty) whose
+        task is one of `tasks` (None: any task; a worker names those it has, so a job
+        of a task it lacks stays queued for a worker that has it).
 
         Order: queue by queue in the order listed (with no list, every queue with
         queued jobs, `interactive` first and `batch` last); within a queue, priority
@@ -95,9 +104,12 @@ class LeaseStore(Protocol):
     async def expire_leases(self, now: int, limit: int = 1000) -> list[Job]:
         """Return jobs whose lease expired to the queue (an attempt used) or fail them."""
 
-    async def next_wakeup(self, queues: Sequence[str]) -> int | None:
-        """The earliest time anything in `queues` needs a worker: a queued job's due time
-        or a running job's lease expiry. None when no job there is queued or running."""
+    async def next_wakeup(
+        self, queues: Sequence[str], tasks: Collection[str] | None = None
+    ) -> int | None:
+        """The earliest time anything in `queues` of `tasks` (None: any task) needs a
+        worker: a queued job's due time or a running job's lease expiry. None when no
+        such job is queued or running."""
 
     def on_new_work(self, callback: Callable[[], None]) -> None:
         """Call `callback` (on the event loop) whenever jobs may have become claimable.
@@ -217,6 +229,10 @@ class AdminStore(Protocol):
 
     async def stats(self, now: int, window_ms: int = 3_600_000) -> list[QueueStats]:
         """Per-queue counts, the age of the oldest due queued job, and recent failures."""
+
+    async def queued_by_task(self, now: int) -> list[TaskBacklog]:
+        """Each task with queued jobs: how many, and how long the oldest due one has
+        waited (a job whose task no worker has stays queued: this shows it). By task."""
 
     async def prune(self, older_than: int, states: Sequence[JobState], limit: int) -> int:
         """Delete up to `limit` jobs in `states` that finished before `older_than`.

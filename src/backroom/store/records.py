@@ -97,6 +97,16 @@ class QueueStats:
 
 
 @dataclass(frozen=True, slots=True)
+class TaskBacklog:
+    """One task's queued jobs: how many, and the age of the oldest due one (None: none
+    is due yet). A backlog that only grows names a task no running worker has."""
+
+    task: str
+    queued: int
+    oldest_due_age_ms: int | None
+
+
+@dataclass(frozen=True, slots=True)
 class OnceRecord:
     """A stored `ctx.once` entry: `done` is False while the effect is in flight."""
 

@@ -19,7 +19,7 @@ from backroom.core.job import (
     JobState,
 )
 from backroom.core.usage import DailyBudget
-from backroom.store.records import QueueStats, Tenant
+from backroom.store.records import QueueStats, TaskBacklog, Tenant
 
 
 class Row(Protocol):
@@ -142,6 +142,12 @@ def tenant_from_row(row: Row) -> Tenant:
 def budget_column(tenant: Tenant) -> int | None:
     """The `daily_budget_pico_usd` column of a tenant's row."""
     return None if tenant.daily_budget is None else tenant.daily_budget.limit_pico_usd
+
+
+def task_backlog_from_row(row: Row, now: int) -> TaskBacklog:
+    """A `TaskBacklog` from a row of (task, queued, oldest_due), as of `now`."""
+    oldest = row["oldest_due"]
+    return TaskBacklog(row["task"], row["queued"], None if oldest is None else now - oldest)
 
 
 def queue_stats_from_row(row: Row, now: int) -> QueueStats:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 
 from backroom.core import transitions
 from backroom.core.job import Job
@@ -21,6 +21,9 @@ from backroom.store.memory.history import write_transition
 from backroom.store.memory.lanes import lane_rooms
 from backroom.store.memory.tables import ClaimKey, JobRow, MemoryTables
 from backroom.store.rows import job_from_row
+
+Tasks = Collection[str] | None
+"""The tasks a claim may take (None: any)."""
 
 
 def queue_order(tables: MemoryTables, queues: Sequence[str]) -> list[str]:
@@ -44,15 +47,17 @@ def _due(keys: list[ClaimKey], now: int) -> Iterator[ClaimKey]:
 
 
 def _candidates(
-    tables: MemoryTables, queue: str, limit: int, closed: set[str], now: int
+    tables: MemoryTables, queue: str, limit: int, closed: set[str], now: int, tasks: Tasks
 ) -> list[JobRow]:
-    """Each tenant's first `limit` due jobs of `queue` outside the closed lanes."""
+    """Each tenant's first `limit` due jobs of `queue` and `tasks` outside the closed lanes."""
     found: list[JobRow] = []
     for keys in tables.claimable.get(queue, {}).values():
         offered = 0
         for key in _due(keys, now):
             row = tables.jobs[key[2]]
-            if row.lane is not None and row.lane in closed:
+            if (row.lane is not None and row.lane in closed) or (
+                tasks is not None and row.task not in tasks
+            ):
                 continue
             found.append(row)
             offered += 1
@@ -61,13 +66,13 @@ def _candidates(
     return found
 
 
-def _pick(tables: MemoryTables, queue: str, limit: int, now: int) -> list[JobRow]:
+def _pick(tables: MemoryTables, queue: str, limit: int, now: int, tasks: Tasks) -> list[JobRow]:
     """The jobs one queue gives a claim of at most `limit` jobs, in claim order."""
     rooms = lane_rooms(tables, now, limit)
     closed = {lane for lane, room in rooms.items() if room == 0}
     taken: Counter[str | None] = Counter()
     picked: list[JobRow] = []
-    for row in in_claim_order(_candidates(tables, queue, limit, closed, now)):
+    for row in in_claim_order(_candidates(tables, queue, limit, closed, now, tasks)):
         taken[row.lane] += 1
         if row.lane in rooms and taken[row.lane] > rooms[row.lane]:
             continue
@@ -85,12 +90,14 @@ def claim(
     worker_id: str,
     lease_ms: int,
     now: int,
+    tasks: Tasks = None,
 ) -> list[Job]:
-    """Take up to `limit` due queued jobs from `queues` under fresh leases, in claim order."""
+    """Take up to `limit` due queued jobs of `tasks` (None: any) from `queues` under fresh
+    leases, in claim order."""
     transition = transitions.claimed(now, worker_id, lease_ms)
     claimed: list[JobRow] = []
     for queue in queue_order(tables, queues):
-        picked = _pick(tables, queue, limit - len(claimed), now)
+        picked = _pick(tables, queue, limit - len(claimed), now, tasks)
         for row in picked:
             row.lane_grant = None  # a new attempt holds no grant in its lane yet
             write_transition(tables, row, transition)

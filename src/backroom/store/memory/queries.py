@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any
 
 from backroom.core.job import Attempt, Job, JobEvent, JobState
 from backroom.store.memory.lanes import full_lanes
-from backroom.store.memory.tables import JobRow, MemoryTables
+from backroom.store.memory.tables import DueKey, JobRow, MemoryTables
 from backroom.store.protocol import JobFilter, QueueStats
+from backroom.store.records import TaskBacklog
 from backroom.store.rows import attempt_from_row, job_from_row, queue_stats_from_row
 
 
@@ -87,8 +88,27 @@ def count_active(tables: MemoryTables, tenant: str) -> int:
     return tables.active[tenant]
 
 
-def next_wakeup(tables: MemoryTables, queues: Sequence[str]) -> int | None:
-    """The earliest due time of a queued job or lease expiry of a running one in `queues`.
+def queued_by_task(tables: MemoryTables, now: int) -> list[TaskBacklog]:
+    """Each task with queued jobs: how many, and the age of the oldest due one."""
+    counts: dict[str, int] = {}
+    oldest: dict[str, int] = {}
+    for keys in tables.due.values():
+        for run_at, job_id in keys:
+            task = tables.jobs[job_id].task
+            counts[task] = counts.get(task, 0) + 1
+            if run_at <= now:
+                oldest[task] = min(run_at, oldest.get(task, run_at))
+    return [
+        TaskBacklog(task, counts[task], None if task not in oldest else now - oldest[task])
+        for task in sorted(counts)
+    ]
+
+
+def next_wakeup(
+    tables: MemoryTables, queues: Sequence[str], tasks: Collection[str] | None = None
+) -> int | None:
+    """The earliest due time of a queued job or lease expiry of a running one in `queues`,
+    of `tasks` (None: any task).
 
     As in the SQL stores: a job of a paused lane is due when both it and the pause
     are; a job of a lane with no free slot has no time of its own.
@@ -96,16 +116,28 @@ def next_wakeup(tables: MemoryTables, queues: Sequence[str]) -> int | None:
     chosen = frozenset(queues)
     full = full_lanes(tables)
     times = [
-        max(keys[0][0], _paused_until(tables, lane))
+        max(due, _paused_until(tables, lane))
         for (queue, lane), keys in tables.due.items()
         if (not chosen or queue in chosen) and lane not in full
+        for due in _first_due(tables, keys, tasks)
     ]
     times += [
         row.lease_expires_at
         for row in tables.running.values()
-        if (not chosen or row.queue in chosen) and row.lease_expires_at is not None
+        if (not chosen or row.queue in chosen)
+        and (tasks is None or row.task in tasks)
+        and row.lease_expires_at is not None
     ]
     return min(times, default=None)
+
+
+def _first_due(
+    tables: MemoryTables, keys: list[DueKey], tasks: Collection[str] | None
+) -> list[int]:
+    """The due time of the first of `keys` whose job is of `tasks` (none if no such job)."""
+    if tasks is None:
+        return [keys[0][0]]
+    return next(([run_at] for run_at, job_id in keys if tables.jobs[job_id].task in tasks), [])
 
 
 def _paused_until(tables: MemoryTables, lane: str | None) -> int:

@@ -11,7 +11,7 @@ same contract suite (`tests/contract`) runs on both.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from backroom.core.errors import ConfigError
 from backroom.core.job import JSON, Attempt, Job, JobEvent, JobState, Lease, NewJob, SubmitResult
@@ -32,6 +32,7 @@ from backroom.store.protocol import (
     RedriveFilter,
     Tenant,
 )
+from backroom.store.records import TaskBacklog
 
 MEMORY_URL = "memory://"
 
@@ -84,12 +85,21 @@ class MemoryStore(MemoryLlmMethods):
         return queries.list_jobs(self._tables, where)
 
     async def claim(
-        self, queues: Sequence[str], limit: int, worker_id: str, lease_ms: int, now: int
+        self,
+        queues: Sequence[str],
+        limit: int,
+        worker_id: str,
+        lease_ms: int,
+        now: int,
+        tasks: Collection[str] | None = None,
     ) -> list[Job]:
-        """Take up to `limit` due queued jobs from `queues` (all queues if empty)."""
-        if limit <= 0:
+        """Take up to `limit` due queued jobs of `tasks` (None: any) from `queues` (all
+        queues if empty)."""
+        if limit <= 0 or (tasks is not None and not tasks):
             return []
-        return claim_memory.claim(self._tables, queues, limit, worker_id, lease_ms, now)
+        names = tuple(queues)
+        chosen = None if tasks is None else tuple(sorted(tasks))
+        return claim_memory.claim(self._tables, names, limit, worker_id, lease_ms, now, chosen)
 
     async def heartbeat(self, leases: Sequence[Lease], lease_ms: int, now: int) -> HeartbeatResult:
         """Extend the leases still held; report the lost ones and pending cancellations."""
@@ -150,6 +160,10 @@ class MemoryStore(MemoryLlmMethods):
         """The job's transitions after the first `after` of them, oldest first."""
         return queries.events(self._tables, job_id, after)
 
+    async def queued_by_task(self, now: int) -> list[TaskBacklog]:
+        """Each task with queued jobs: how many, and the oldest due one's age. By task."""
+        return queries.queued_by_task(self._tables, now)
+
     async def stats(self, now: int, window_ms: int = 3_600_000) -> list[QueueStats]:
         """Per-queue counts, the age of the oldest due queued job, and recent failures."""
         return queries.stats(self._tables, now, window_ms)
@@ -158,9 +172,11 @@ class MemoryStore(MemoryLlmMethods):
         """How many of the tenant's jobs are queued or running."""
         return queries.count_active(self._tables, tenant)
 
-    async def next_wakeup(self, queues: Sequence[str]) -> int | None:
-        """The earliest queued due time or running lease expiry in `queues`."""
-        return queries.next_wakeup(self._tables, queues)
+    async def next_wakeup(
+        self, queues: Sequence[str], tasks: Collection[str] | None = None
+    ) -> int | None:
+        """The earliest queued due time or running lease expiry in `queues` of `tasks`."""
+        return queries.next_wakeup(self._tables, queues, tasks)
 
     async def create_tenant(self, tenant: Tenant, key_hash: str) -> Tenant:
         """Create `tenant` (or update its caps if it exists) and add the key to it."""

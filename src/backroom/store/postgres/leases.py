@@ -15,7 +15,7 @@ sweeps end attempts, so they are in `postgres.finish`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from backroom.core import transitions
 from backroom.core.job import Job, Lease
@@ -58,6 +58,7 @@ candidates AS (
         SELECT id, priority, run_at, lane FROM jobs
         WHERE state = 'queued' AND queue = tenants.queue AND tenant = tenants.tenant
           AND run_at <= $1
+          AND ($6::text[] IS NULL OR task = ANY ($6::text[]))
           AND (lane IS NULL OR lane <> ALL (ARRAY(SELECT name FROM lane_room WHERE room = 0)))
         ORDER BY priority DESC, run_at, id
         LIMIT $2
@@ -105,8 +106,11 @@ moves AS (
 {RECORD_TRANSITIONS}
 SELECT * FROM claimed ORDER BY queue_rank, priority DESC, round, run_at, id
 """
-"""$1 now, $2 limit, $3 lease expiry, $4 worker id, $5 reason; `{queue_order}` is
-`LISTED_QUEUES` (naming $6) or `EVERY_QUEUE`.
+"""$1 now, $2 limit, $3 lease expiry, $4 worker id, $5 reason, $6 the worker's tasks
+(NULL: any task); `{queue_order}` is `LISTED_QUEUES` (naming $7) or `EVERY_QUEUE`.
+
+A job of a task the worker lacks stays queued for a worker that has it; each tenant's
+candidates are read past such jobs, so a backlog of them slows the claim a little.
 
 Claim order: queue by queue; within a queue, priority (highest first), then round
 robin among tenants, then due time, then id. Each tenant offers at most `limit`
@@ -116,7 +120,7 @@ are taken than it has room for: the worker would only give them back unstarted.
 """
 
 LISTED_QUEUES = """queue_order (queue, queue_rank) AS (
-    SELECT queue, queue_rank FROM unnest($6::text[]) WITH ORDINALITY AS listed (queue, queue_rank)
+    SELECT queue, queue_rank FROM unnest($7::text[]) WITH ORDINALITY AS listed (queue, queue_rank)
 )"""
 """The queues a worker names, served in the order it lists them."""
 
@@ -157,8 +161,10 @@ async def _claim(
     worker_id: str,
     lease_ms: int,
     now: int,
+    tasks: Sequence[str] | None = None,
 ) -> list[Job]:
-    """Take up to `limit` due queued jobs from `queues` (all queues if empty), in claim order."""
+    """Take up to `limit` due queued jobs of `tasks` (None: any) from `queues` (all queues
+    if empty), in claim order."""
     transition = transitions.claimed(now, worker_id, lease_ms)
     lease = transition.granted_lease()
     queue_order, queue_arguments = (LISTED_QUEUES, [list(queues)]) if queues else (EVERY_QUEUE, [])
@@ -169,6 +175,7 @@ async def _claim(
         lease.expires_at,
         lease.worker_id,
         transition.reason,
+        None if tasks is None else list(tasks),
         *queue_arguments,
     )
     return [job_from_row(row) for row in rows]
@@ -195,14 +202,23 @@ class PostgresLeases(PostgresPart):
     """Claiming jobs and ending their attempts under leases (see `LeaseStore`)."""
 
     async def claim(
-        self, queues: Sequence[str], limit: int, worker_id: str, lease_ms: int, now: int
+        self,
+        queues: Sequence[str],
+        limit: int,
+        worker_id: str,
+        lease_ms: int,
+        now: int,
+        tasks: Collection[str] | None = None,
     ) -> list[Job]:
-        """Take up to `limit` due queued jobs from `queues` (all queues if empty)."""
-        if limit <= 0:
+        """Take up to `limit` due queued jobs of `tasks` (None: any) from `queues` (all
+        queues if empty)."""
+        if limit <= 0 or (tasks is not None and not tasks):
             return []
+        names = tuple(queues)
+        chosen = None if tasks is None else tuple(sorted(tasks))
         # Planned with jit off: JIT compiling the claim costs far more than it runs.
         async with self._database.with_settings() as connection:
-            return await _claim(connection, queues, limit, worker_id, lease_ms, now)
+            return await _claim(connection, names, limit, worker_id, lease_ms, now, chosen)
 
     async def heartbeat(self, leases: Sequence[Lease], lease_ms: int, now: int) -> HeartbeatResult:
         """Extend the leases still held; report the lost ones and pending cancellations."""
@@ -223,9 +239,14 @@ class PostgresLeases(PostgresPart):
         async with self._database.connection() as connection:
             return await finish_sql.expire_leases(connection, now, limit, self._channel)
 
-    async def next_wakeup(self, queues: Sequence[str]) -> int | None:
-        """The earliest queued due time or running lease expiry in `queues`."""
+    async def next_wakeup(
+        self, queues: Sequence[str], tasks: Collection[str] | None = None
+    ) -> int | None:
+        """The earliest queued due time or running lease expiry in `queues` of `tasks`."""
         condition, arguments = queries.queue_filter(queues, parameter=1)
+        if tasks is not None:
+            condition += f" AND task = ANY(${len(arguments) + 1}::text[])"
+            arguments.append(sorted(tasks))
         async with self._database.connection() as connection:
             wakeup: int | None = await connection.fetchval(
                 queries.NEXT_WAKEUP.format(queue_filter=condition), *arguments

@@ -88,6 +88,12 @@ Queued jobs are counted queue by queue in `jobs_claim`, running ones among the f
 index just for this count, so none competes with the claim's.
 """
 
+QUEUED_BY_TASK = """
+SELECT task, count(*) AS queued, min(run_at) FILTER (WHERE run_at <= $1) AS oldest_due
+FROM jobs WHERE state = 'queued' GROUP BY task ORDER BY task
+"""
+"""$1 now: each task's queued jobs, and the due time of its oldest due one."""
+
 NEXT_WAKEUP = f"""
 WITH {LANE_USE},
 full_lanes (name) AS (

@@ -24,8 +24,8 @@ from backroom.store.postgres.listener import new_work_listener
 from backroom.store.postgres.queries import PostgresEvents
 from backroom.store.postgres.tenants import PostgresTenants
 from backroom.store.postgres.usage import PostgresUsage
-from backroom.store.records import QueueStats
-from backroom.store.rows import queue_stats_from_row
+from backroom.store.records import QueueStats, TaskBacklog
+from backroom.store.rows import queue_stats_from_row, task_backlog_from_row
 
 
 class PostgresStore(
@@ -56,6 +56,12 @@ class PostgresStore(
     async def schema_version(self) -> int:
         """The number of the newest migration applied; 0 before the first."""
         return await self._database.schema_version()
+
+    async def queued_by_task(self, now: int) -> list[TaskBacklog]:
+        """Each task with queued jobs: how many, and the oldest due one's age. By task."""
+        async with self._database.connection() as connection:
+            rows = await connection.fetch(queries.QUEUED_BY_TASK, now)
+        return [task_backlog_from_row(row, now) for row in rows]
 
     async def stats(self, now: int, window_ms: int = 3_600_000) -> list[QueueStats]:
         """Per-queue counts, the age of the oldest due queued job, and recent failures."""

@@ -14,12 +14,15 @@ of 10,000 jobs costs a claim no more than a backlog of `limit`.
 A job in a lane (see `sqlite.lanes`) is passed over while its lane is paused or has
 no free slot, and one claim takes no more of a lane's jobs than the lane has room
 for: those jobs would only be given back, unstarted, by the worker's lane check.
+
+A worker names the tasks it has: a job of another task stays queued for a worker that
+has it (each tenant's candidates are read past such jobs, at a small cost per job).
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from backroom.core import transitions
 from backroom.core.job import Job, JobState, Lease
@@ -55,6 +58,7 @@ candidates AS (
         SELECT id FROM jobs
         WHERE state = 'queued' AND queue = :queue AND tenant = tenants.name
           AND run_at <= :now
+          AND (:any_task OR task IN (SELECT value FROM json_each(:tasks)))
           AND (lane IS NULL OR lane NOT IN (SELECT name FROM lane_room WHERE room = 0))
         ORDER BY priority DESC, run_at, id
         LIMIT :limit
@@ -125,8 +129,10 @@ def _claim(
     worker_id: str,
     lease_ms: int,
     now: int,
+    tasks: Sequence[str] | None = None,
 ) -> list[Job]:
-    """Take up to `limit` due queued jobs from `queues` under fresh leases, in claim order."""
+    """Take up to `limit` due queued jobs of `tasks` (None: any) from `queues` under fresh
+    leases, in claim order."""
     transition = transitions.claimed(now, worker_id, lease_ms)
     lease = transition.granted_lease()
     claimed: list[Job] = []
@@ -137,6 +143,8 @@ def _claim(
             "limit": limit - len(claimed),
             "expires": lease.expires_at,
             "worker": lease.worker_id,
+            "any_task": tasks is None,
+            "tasks": dump_json(list(tasks or ())),
         }
         rows = connection.execute(_CLAIM, parameters).fetchall()
         # RETURNING gives rows in no promised order.
@@ -184,14 +192,22 @@ class SqliteLeases(SqlitePart):
     """Claiming jobs and ending their attempts under leases (see `LeaseStore`)."""
 
     async def claim(
-        self, queues: Sequence[str], limit: int, worker_id: str, lease_ms: int, now: int
+        self,
+        queues: Sequence[str],
+        limit: int,
+        worker_id: str,
+        lease_ms: int,
+        now: int,
+        tasks: Collection[str] | None = None,
     ) -> list[Job]:
-        """Take up to `limit` due queued jobs from `queues` (all queues if empty)."""
-        if limit <= 0:
+        """Take up to `limit` due queued jobs of `tasks` (None: any) from `queues` (all
+        queues if empty)."""
+        if limit <= 0 or (tasks is not None and not tasks):
             return []
         names = tuple(queues)
+        chosen = None if tasks is None else tuple(sorted(tasks))
         return await self._database.write(
-            lambda connection: _claim(connection, names, limit, worker_id, lease_ms, now)
+            lambda connection: _claim(connection, names, limit, worker_id, lease_ms, now, chosen)
         )
 
     async def heartbeat(self, leases: Sequence[Lease], lease_ms: int, now: int) -> HeartbeatResult:
@@ -224,10 +240,15 @@ class SqliteLeases(SqlitePart):
             self._new_work.announce()
         return expired
 
-    async def next_wakeup(self, queues: Sequence[str]) -> int | None:
-        """The earliest queued due time or running lease expiry in `queues`."""
+    async def next_wakeup(
+        self, queues: Sequence[str], tasks: Collection[str] | None = None
+    ) -> int | None:
+        """The earliest queued due time or running lease expiry in `queues` of `tasks`."""
         names = tuple(queues)
-        return await self._database.read(lambda connection: queries.next_wakeup(connection, names))
+        chosen = None if tasks is None else tuple(sorted(tasks))
+        return await self._database.read(
+            lambda connection: queries.next_wakeup(connection, names, chosen)
+        )
 
     def on_new_work(self, callback: Callable[[], None]) -> None:
         """Call `callback` on the event loop after this store queues claimable work."""

@@ -6,13 +6,14 @@ import sqlite3
 from collections.abc import Sequence
 
 from backroom.core.job import Attempt, Job, JobEvent
-from backroom.store.records import JobFilter, QueueStats
+from backroom.store.records import JobFilter, QueueStats, TaskBacklog
 from backroom.store.rows import (
     attempt_from_row,
     dump_json,
     event_from_row,
     job_from_row,
     queue_stats_from_row,
+    task_backlog_from_row,
 )
 from backroom.store.sqlite.lanes import LANE_USE
 from backroom.store.sqlite.part import SqlitePart
@@ -108,14 +109,30 @@ def count_active(connection: sqlite3.Connection, tenant: str) -> int:
     return int(count)
 
 
-def next_wakeup(connection: sqlite3.Connection, queues: Sequence[str]) -> int | None:
-    """The earliest due time of a queued job or lease expiry of a running one in `queues`.
+def queued_by_task(connection: sqlite3.Connection, now: int) -> list[TaskBacklog]:
+    """Each task with queued jobs: how many, and the age of the oldest due one."""
+    rows = connection.execute(
+        "SELECT task, COUNT(*) AS queued, MIN(CASE WHEN run_at <= ? THEN run_at END) "
+        "AS oldest_due FROM jobs WHERE state = 'queued' GROUP BY task ORDER BY task",
+        (now,),
+    ).fetchall()
+    return [task_backlog_from_row(row, now) for row in rows]
+
+
+def next_wakeup(
+    connection: sqlite3.Connection, queues: Sequence[str], tasks: Sequence[str] | None = None
+) -> int | None:
+    """The earliest due time of a queued job or lease expiry of a running one in `queues`,
+    of `tasks` (None: any task).
 
     A job of a paused lane is due when both it and the pause are; a job of a lane with
     no free slot has no time of its own: the call that frees one says so (see
     `Store.on_new_work`), and a running job's lease expiry is counted anyway.
     """
     queue_filter = queue_condition(queues)
+    if tasks is not None:
+        queue_filter += f" AND task IN ({', '.join('?' * len(tasks))})"
+    parameters = (*queues, *(tasks or ()))
     (wakeup,) = connection.execute(
         f"""
         WITH {LANE_USE},
@@ -132,7 +149,7 @@ def next_wakeup(connection: sqlite3.Connection, queues: Sequence[str]) -> int | 
             SELECT MIN(lease_expires_at) FROM jobs WHERE state = 'running' {queue_filter}
         )
         """,
-        (*queues, *queues),
+        (*parameters, *parameters),
     ).fetchone()
     return None if wakeup is None else int(wakeup)
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from backroom.core.errors import ConfigError
 from backroom.core.job import JobState
 from backroom.store.new_work import NewWorkHints
-from backroom.store.records import QueueStats
+from backroom.store.records import QueueStats, TaskBacklog
 from backroom.store.sqlite import queries
 from backroom.store.sqlite import retention as retention_sql
 from backroom.store.sqlite.connection import SqliteDatabase
@@ -77,6 +77,10 @@ class SqliteStore(
     async def schema_version(self) -> int:
         """The number of the newest migration applied; 0 before the first."""
         return await self._database.read(schema_version)
+
+    async def queued_by_task(self, now: int) -> list[TaskBacklog]:
+        """Each task with queued jobs: how many, and the oldest due one's age. By task."""
+        return await self._database.read(lambda connection: queries.queued_by_task(connection, now))
 
     async def stats(self, now: int, window_ms: int = 3_600_000) -> list[QueueStats]:
         """Per-queue counts, the age of the oldest due queued job, and recent failures."""
