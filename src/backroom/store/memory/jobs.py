@@ -7,10 +7,12 @@ from collections.abc import Sequence
 from backroom.core import transitions
 from backroom.core.job import Job, JobState, NewJob, SubmitResult
 from backroom.core.transitions import new_job
+from backroom.store.memory import queries
 from backroom.store.memory.history import record_transition, write_transition
+from backroom.store.memory.part import MemoryPart
 from backroom.store.memory.queries import visible_row
 from backroom.store.memory.tables import JobRow, MemoryTables
-from backroom.store.protocol import RedriveFilter
+from backroom.store.records import JobFilter, RedriveFilter
 from backroom.store.rows import dump_json, job_from_row
 from backroom.store.submission import plan_submissions
 
@@ -41,7 +43,7 @@ def _row(job_id: int, new: NewJob, now: int) -> JobRow:
     )
 
 
-def submit_many(tables: MemoryTables, jobs: Sequence[NewJob], now: int) -> list[SubmitResult]:
+def _submit_many(tables: MemoryTables, jobs: Sequence[NewJob], now: int) -> list[SubmitResult]:
     """Store the new jobs and return each submission's job, created or found by its key."""
     plan = plan_submissions(
         jobs, lambda tenant, key: _stored(tables, tenant, key), lambda tenant: tables.active[tenant]
@@ -58,7 +60,7 @@ def submit_many(tables: MemoryTables, jobs: Sequence[NewJob], now: int) -> list[
     return plan.results(inserted)
 
 
-def cancel(tables: MemoryTables, job_id: int, now: int, tenant: str | None) -> Job | None:
+def _cancel(tables: MemoryTables, job_id: int, now: int, tenant: str | None) -> Job | None:
     """Cancel a queued job, flag a running one for its worker; leave finished ones be."""
     row = visible_row(tables, job_id, tenant)
     if row is None or row.state.terminal:
@@ -81,7 +83,7 @@ def _redrivable(row: JobRow, where: RedriveFilter, job_ids: frozenset[int]) -> b
     )
 
 
-def redrive(tables: MemoryTables, where: RedriveFilter, now: int) -> list[Job]:
+def _redrive(tables: MemoryTables, where: RedriveFilter, now: int) -> list[Job]:
     """Send the failed jobs `where` names back to the queue with a fresh attempt budget."""
     job_ids = frozenset(where.job_ids)
     named = (tables.jobs.get(job_id) for job_id in sorted(job_ids)) if job_ids else None
@@ -96,3 +98,42 @@ def redrive(tables: MemoryTables, where: RedriveFilter, now: int) -> list[Job]:
             del records[name]
         write_transition(tables, row, transition)
     return [job_from_row(row) for row in chosen]
+
+
+class MemoryJobs(MemoryPart):
+    """Jobs as callers see them (see `JobStore`)."""
+
+    async def submit(self, new: NewJob, now: int) -> SubmitResult:
+        """Store a queued job, or return the one its idempotency key already names."""
+        (result,) = await self.submit_many([new], now)
+        return result
+
+    async def submit_many(self, jobs: Sequence[NewJob], now: int) -> list[SubmitResult]:
+        """`submit` for many jobs at once, in order; a refusal stores none of them."""
+        results = _submit_many(self._tables, jobs, now)
+        if any(result.created for result in results):
+            self._new_work.announce()
+        return results
+
+    async def get(self, job_id: int, tenant: str | None = None) -> Job | None:
+        """The job, or None if it does not exist or belongs to another tenant."""
+        return queries.get_job(self._tables, job_id, tenant)
+
+    async def list_jobs(self, where: JobFilter) -> list[Job]:
+        """Jobs matching `where`, newest first, at most `where.limit`."""
+        return queries.list_jobs(self._tables, where)
+
+    async def count_active(self, tenant: str) -> int:
+        """How many of the tenant's jobs are queued or running."""
+        return queries.count_active(self._tables, tenant)
+
+    async def cancel(self, job_id: int, now: int, tenant: str | None = None) -> Job | None:
+        """Cancel a queued job now, or ask a running one's worker to stop it."""
+        return _cancel(self._tables, job_id, now, tenant)
+
+    async def redrive(self, where: RedriveFilter, now: int) -> list[Job]:
+        """Send failed jobs back to the queue with a fresh attempt budget."""
+        redriven = _redrive(self._tables, where, now)
+        if redriven:
+            self._new_work.announce()
+        return redriven

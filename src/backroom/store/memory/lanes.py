@@ -13,6 +13,7 @@ from backroom.core.job import Lease
 from backroom.core.lane_settlement import LaneSettlement
 from backroom.core.lanes import CREDIT_PER_UNIT, Denied, Grant, LaneRequest
 from backroom.store.lane_rows import LaneWrite, lane_decision, lane_settled, lane_status
+from backroom.store.memory.part import MemoryPart
 from backroom.store.memory.tables import LaneRow, MemoryTables
 from backroom.store.records import LaneStatus
 
@@ -75,7 +76,7 @@ def _save(tables: MemoryTables, write: LaneWrite) -> None:
     tables.lanes[write.name] = LaneRow(*write.columns())
 
 
-def acquire(tables: MemoryTables, lease: Lease, request: LaneRequest, now: int) -> Grant | Denied:
+def _acquire(tables: MemoryTables, lease: Lease, request: LaneRequest, now: int) -> Grant | Denied:
     """Take a call's share of its lane for the job `lease` holds, or say when to retry."""
     lane = tables.lanes.get(request.lane)
     in_flight = calls_in_flight(tables)[request.lane]
@@ -89,7 +90,7 @@ def acquire(tables: MemoryTables, lease: Lease, request: LaneRequest, now: int) 
     return decision
 
 
-def release(tables: MemoryTables, lease: Lease) -> bool:
+def _release(tables: MemoryTables, lease: Lease) -> bool:
     """Free the slot of the grant `lease` holds; True if it held one."""
     row = tables.held(lease)
     if row is None or row.lane_grant is None:
@@ -98,11 +99,11 @@ def release(tables: MemoryTables, lease: Lease) -> bool:
     return True
 
 
-def settle(tables: MemoryTables, lease: Lease, settlement: LaneSettlement, now: int) -> bool:
+def _settle(tables: MemoryTables, lease: Lease, settlement: LaneSettlement, now: int) -> bool:
     """Settle the call `lease` holds a grant for; True if a grant was released."""
     row = tables.held(lease)
     granted = None if row is None else row.lane_grant
-    release(tables, lease)
+    _release(tables, lease)
     lane = tables.lanes.get(settlement.lane)
     if lane is not None:
         in_flight = calls_in_flight(tables)[settlement.lane]
@@ -110,7 +111,31 @@ def settle(tables: MemoryTables, lease: Lease, settlement: LaneSettlement, now: 
     return granted is not None
 
 
-def lanes(tables: MemoryTables, now: int) -> list[LaneStatus]:
+def _lanes(tables: MemoryTables, now: int) -> list[LaneStatus]:
     """Every lane that has had a call, by name, refilled to `now`."""
     in_flight = calls_in_flight(tables)
     return [lane_status(tables.lanes[name], in_flight[name], now) for name in sorted(tables.lanes)]
+
+
+class MemoryLanes(MemoryPart):
+    """LLM lanes shared by every worker (see `LaneStore`)."""
+
+    async def lane_acquire(self, lease: Lease, request: LaneRequest, now: int) -> Grant | Denied:
+        """Take one call's share of its lane for the job `lease` holds, or say when to retry."""
+        return _acquire(self._tables, lease, request, now)
+
+    async def lane_settle(self, lease: Lease, settlement: LaneSettlement, now: int) -> None:
+        """Settle the call the job `lease` holds a grant for; a freed slot is new work."""
+        if _settle(self._tables, lease, settlement, now):
+            self._new_work.announce()
+
+    async def lane_release(self, lease: Lease) -> bool:
+        """Free the slot of the grant `lease` holds; a freed slot is new work."""
+        released = _release(self._tables, lease)
+        if released:
+            self._new_work.announce()
+        return released
+
+    async def lanes(self, now: int) -> list[LaneStatus]:
+        """Every lane that has had a call, by name, as of `now`."""
+        return _lanes(self._tables, now)

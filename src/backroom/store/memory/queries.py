@@ -8,6 +8,7 @@ from typing import Any
 
 from backroom.core.job import Attempt, Job, JobEvent, JobState
 from backroom.store.memory.lanes import full_lanes
+from backroom.store.memory.part import MemoryPart
 from backroom.store.memory.tables import DueKey, JobRow, MemoryTables
 from backroom.store.protocol import JobFilter, QueueStats
 from backroom.store.records import TaskBacklog
@@ -47,12 +48,12 @@ def list_jobs(tables: MemoryTables, where: JobFilter) -> list[Job]:
     return [job_from_row(row) for row in itertools.islice(matching, limit)]
 
 
-def attempts(tables: MemoryTables, job_id: int) -> list[Attempt]:
+def _attempts(tables: MemoryTables, job_id: int) -> list[Attempt]:
     """Every attempt of the job, oldest first."""
     return [attempt_from_row(row) for row in tables.attempts.get(job_id, ())]
 
 
-def events(tables: MemoryTables, job_id: int, after: int) -> list[JobEvent]:
+def _events(tables: MemoryTables, job_id: int, after: int) -> list[JobEvent]:
     """The job's transitions after the first `after` of them, oldest first."""
     return tables.events.get(job_id, [])[max(0, after) :]
 
@@ -143,3 +144,15 @@ def _first_due(
 def _paused_until(tables: MemoryTables, lane: str | None) -> int:
     state = None if lane is None else tables.lanes.get(lane)
     return 0 if state is None else state.paused_until
+
+
+class MemoryEvents(MemoryPart):
+    """A job's history: its attempts and its transitions (see `EventStore`)."""
+
+    async def attempts(self, job_id: int) -> list[Attempt]:
+        """Every attempt of the job, oldest first."""
+        return _attempts(self._tables, job_id)
+
+    async def events(self, job_id: int, after: int = 0) -> list[JobEvent]:
+        """The job's transitions after the first `after` of them, oldest first."""
+        return _events(self._tables, job_id, after)

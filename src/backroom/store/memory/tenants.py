@@ -5,11 +5,12 @@ from __future__ import annotations
 import dataclasses
 
 from backroom.core.errors import StoreError
+from backroom.store.memory.part import MemoryPart
 from backroom.store.memory.tables import KeyRow, MemoryTables
 from backroom.store.protocol import Tenant
 
 
-def create_tenant(tables: MemoryTables, tenant: Tenant, key_hash: str) -> Tenant:
+def _create_tenant(tables: MemoryTables, tenant: Tenant, key_hash: str) -> Tenant:
     """Insert the tenant, or update its caps if it exists, and add the key to it.
 
     A key stored already is refused, as the SQL stores' primary key refuses it, and
@@ -30,18 +31,18 @@ def create_tenant(tables: MemoryTables, tenant: Tenant, key_hash: str) -> Tenant
     return tenant
 
 
-def tenant_for_key(tables: MemoryTables, key_hash: str) -> Tenant | None:
+def _tenant_for_key(tables: MemoryTables, key_hash: str) -> Tenant | None:
     """The tenant an unrevoked key belongs to, or None."""
     key = tables.api_keys.get(key_hash)
     return None if key is None or key.revoked_at is not None else tables.tenants[key.tenant]
 
 
-def list_tenants(tables: MemoryTables) -> list[Tenant]:
+def _list_tenants(tables: MemoryTables) -> list[Tenant]:
     """Every tenant, by name."""
     return [tables.tenants[name] for name in sorted(tables.tenants)]
 
 
-def revoke_keys(tables: MemoryTables, tenant: str, now: int) -> int:
+def _revoke_keys(tables: MemoryTables, tenant: str, now: int) -> int:
     """Revoke every unrevoked key of the tenant; how many were revoked."""
     revoked = 0
     for key in tables.api_keys.values():
@@ -49,3 +50,27 @@ def revoke_keys(tables: MemoryTables, tenant: str, now: int) -> int:
             key.revoked_at = now
             revoked += 1
     return revoked
+
+
+class MemoryTenants(MemoryPart):
+    """Tenants and their API keys (see `TenantStore`)."""
+
+    async def create_tenant(self, tenant: Tenant, key_hash: str) -> Tenant:
+        """Create `tenant` (or update its caps if it exists) and add the key to it."""
+        return _create_tenant(self._tables, tenant, key_hash)
+
+    async def tenant_for_key(self, key_hash: str) -> Tenant | None:
+        """The tenant an unrevoked key belongs to, or None."""
+        return _tenant_for_key(self._tables, key_hash)
+
+    async def get_tenant(self, name: str) -> Tenant | None:
+        """The tenant called `name`, or None."""
+        return self._tables.tenants.get(name)
+
+    async def list_tenants(self) -> list[Tenant]:
+        """Every tenant, by name."""
+        return _list_tenants(self._tables)
+
+    async def revoke_keys(self, tenant: str, now: int) -> int:
+        """Revoke every key of the tenant; how many were revoked."""
+        return _revoke_keys(self._tables, tenant, now)

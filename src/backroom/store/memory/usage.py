@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from backroom.core.usage import AttemptUsage, UsageTotals, day_label, day_start, total_usage
+from backroom.store.memory.part import MemoryPart
 from backroom.store.memory.tables import MemoryTables
 from backroom.store.records import UsageGroup, UsageGrouping, UsageQuery
 
 
-def record_usage(tables: MemoryTables, usage: AttemptUsage) -> None:
+def _record_usage(tables: MemoryTables, usage: AttemptUsage) -> None:
     """Store one attempt's usage, replacing what was stored for that attempt."""
     tables.usage.setdefault(usage.job_id, {})[usage.attempt] = usage
 
@@ -16,12 +17,12 @@ def _all(tables: MemoryTables) -> list[AttemptUsage]:
     return [usage for attempts in tables.usage.values() for usage in attempts.values()]
 
 
-def usage_totals(tables: MemoryTables, job_id: int) -> UsageTotals:
+def _usage_totals(tables: MemoryTables, job_id: int) -> UsageTotals:
     """Every recorded call of the job, summed."""
     return total_usage(tables.usage.get(job_id, {}).values())
 
 
-def spent_pico_usd(tables: MemoryTables, tenant: str, since: int, until: int) -> int:
+def _spent_pico_usd(tables: MemoryTables, tenant: str, since: int, until: int) -> int:
     """The tenant's spend on calls that ended in `[since, until)`."""
     return sum(
         usage.cost_pico_usd or 0
@@ -30,7 +31,7 @@ def spent_pico_usd(tables: MemoryTables, tenant: str, since: int, until: int) ->
     )
 
 
-def usage_groups(tables: MemoryTables, query: UsageQuery) -> list[UsageGroup]:
+def _usage_groups(tables: MemoryTables, query: UsageQuery) -> list[UsageGroup]:
     """The calls `query` selects, summed per tenant and model or day, in that order."""
     groups: dict[tuple[str, str | int], UsageTotals] = {}
     for usage in _all(tables):
@@ -43,3 +44,23 @@ def usage_groups(tables: MemoryTables, query: UsageQuery) -> list[UsageGroup]:
         UsageGroup(tenant, day_label(grouped) if isinstance(grouped, int) else grouped, totals)
         for (tenant, grouped), totals in sorted(groups.items(), key=lambda item: item[0])
     ]
+
+
+class MemoryUsage(MemoryPart):
+    """What LLM calls used and cost (see `UsageStore`)."""
+
+    async def record_usage(self, usage: AttemptUsage) -> None:
+        """Store what one attempt's call used; a repeat for the same attempt replaces it."""
+        _record_usage(self._tables, usage)
+
+    async def usage_totals(self, job_id: int) -> UsageTotals:
+        """What every attempt of the job used, summed."""
+        return _usage_totals(self._tables, job_id)
+
+    async def spent_pico_usd(self, tenant: str, since: int, until: int) -> int:
+        """The tenant's LLM spend on calls that ended in `[since, until)`."""
+        return _spent_pico_usd(self._tables, tenant, since, until)
+
+    async def usage_groups(self, query: UsageQuery) -> list[UsageGroup]:
+        """Usage summed per tenant and model, or tenant and UTC day."""
+        return _usage_groups(self._tables, query)
