@@ -2,10 +2,26 @@
 
 Submit a job with an idempotency key and get its id at once; a worker runs it under a
 lease with retries, backoff and a dead-letter list; poll it, or be called back.
+
+The HTTP client's errors (`ApiError`, `Unauthorized`, `NotFound`, ...) are here too; its
+429 is `backroom.client.QueueFull` (`backroom.QueueFull` is the library's own).
 """
 
 from backroom.app import App, load_app
-from backroom.client import AsyncClient, Client
+from backroom.client import (
+    ApiError,
+    AsyncClient,
+    Client,
+    Conflict,
+    IdempotencyKeyReused,
+    InvalidRequest,
+    NotFound,
+    PayloadTooLarge,
+    ServerError,
+    ServerUnreachable,
+    Unauthorized,
+    WaitTimeout,
+)
 from backroom.clock import Clock, SimClock, SystemClock
 from backroom.context import JobContext
 from backroom.core.errors import (
@@ -44,6 +60,7 @@ from backroom.tasks import Task, TaskRegistry
 from backroom.testing import run_until_idle
 
 __all__ = [
+    "ApiError",
     "App",
     "AsyncClient",
     "Attempt",
@@ -51,11 +68,14 @@ __all__ = [
     "Client",
     "Clock",
     "ConfigError",
+    "Conflict",
     "ErrorClassifier",
     "ErrorInfo",
     "IdempotencyConflict",
+    "IdempotencyKeyReused",
     "IllegalTransition",
     "InvalidJson",
+    "InvalidRequest",
     "InvalidTenantName",
     "Jitter",
     "Job",
@@ -68,7 +88,9 @@ __all__ = [
     "Lease",
     "LeaseLost",
     "NewJob",
+    "NotFound",
     "OnceUncertain",
+    "PayloadTooLarge",
     "Permanent",
     "QueueFull",
     "RedriveFilter",
@@ -76,6 +98,8 @@ __all__ = [
     "RetryPolicy",
     "Retryable",
     "Schedule",
+    "ServerError",
+    "ServerUnreachable",
     "SimClock",
     "Store",
     "StoreError",
@@ -84,6 +108,8 @@ __all__ = [
     "SystemClock",
     "Task",
     "TaskRegistry",
+    "Unauthorized",
+    "WaitTimeout",
     "Worker",
     "WorkerConfig",
     "backoff_ms",

@@ -114,6 +114,11 @@ def print_welcome(app: App, base_url: str, key: str | None, emit: Emit) -> None:
     if key is not None:
         emit(f"Created tenant {DEFAULT_TENANT!r}. Its API key, shown only this once:")
         emit(f"  export BACKROOM_API_KEY={key}")
+    else:
+        emit(
+            f"Tenant {DEFAULT_TENANT!r} exists already. Lost its key? "
+            f"`backroom tenants keys create {DEFAULT_TENANT}` prints a new one."
+        )
     emit("Submit a job, then poll it (the id is in the answer and its Location header):")
     emit(
         f"  curl -s {base_url}/v1/jobs {auth} -H 'Content-Type: application/json' "

@@ -1,4 +1,4 @@
-"""`backroom tenants create|list|revoke`: tenants and API keys, in the database."""
+"""`backroom tenants create|list|revoke` and `tenants keys create`: tenants and API keys."""
 
 from __future__ import annotations
 
@@ -12,10 +12,23 @@ from backroom.cli.local import with_app
 from backroom.cli.options import DbOption, out
 from backroom.cli.targets import CliError
 from backroom.core.usage import DailyBudget
-from backroom.service.api_keys import issue_key, list_tenants, revoke_keys
+from backroom.service.api_keys import add_key, create_new_tenant, list_tenants, revoke_keys
 from backroom.service.documents import iso, usd_text
 
 tenants = typer.Typer(help="Tenants and their API keys.", no_args_is_help=True)
+keys = typer.Typer(help="A tenant's API keys.", no_args_is_help=True)
+tenants.add_typer(keys, name="keys")
+
+
+@keys.command("create")
+def create_key(
+    name: Annotated[str, typer.Argument(help="The tenant to give a new key.")],
+    db: DbOption = None,
+) -> None:
+    """Print a new API key for an existing tenant, once (a lost key's replacement)."""
+    key = with_app(db, lambda app: add_key(app, name))
+    out.print(f"tenant {name!r}: new API key (shown only this once):")
+    print(key)
 
 
 @tenants.command()
@@ -34,11 +47,13 @@ def create(
     ] = None,
     db: DbOption = None,
 ) -> None:
-    """Create a tenant (or update its caps) and print a new API key, once."""
+    """Create a tenant and print its first API key, once (an existing name is refused)."""
     budget = None if daily_budget_usd is None else _daily_budget(daily_budget_usd)
     tenant, key = with_app(
         db,
-        lambda app: issue_key(app, name, max_queued=max_queued, admin=admin, daily_budget=budget),
+        lambda app: create_new_tenant(
+            app, name, max_queued=max_queued, admin=admin, daily_budget=budget
+        ),
     )
     role = "admin tenant" if tenant.admin else "tenant"
     out.print(f"{role} {tenant.name!r}: new API key (shown only this once):")

@@ -32,6 +32,7 @@ from backroom.client.plans import (
     RemoteJob,
     Submitted,
     advance,
+    api_key_or_environment,
     default_headers,
     listing_params,
 )
@@ -47,7 +48,7 @@ class AsyncClient:
     def __init__(
         self,
         url: str,
-        api_key: str,
+        api_key: str | None = None,
         *,
         transport: httpx.AsyncBaseTransport | None = None,
         config: ClientConfig | None = None,
@@ -58,7 +59,7 @@ class AsyncClient:
         self._plans = Plans(chosen, self._clock.now)
         self._http = httpx.AsyncClient(
             base_url=url,
-            headers=default_headers(api_key),
+            headers=default_headers(api_key_or_environment(api_key)),
             transport=transport,
             timeout=chosen.request_timeout_s,
         )

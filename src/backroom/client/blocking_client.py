@@ -29,6 +29,7 @@ from backroom.client.plans import (
     RemoteJob,
     Submitted,
     advance,
+    api_key_or_environment,
     default_headers,
     listing_params,
 )
@@ -47,7 +48,7 @@ class Client:
     def __init__(
         self,
         url: str,
-        api_key: str,
+        api_key: str | None = None,
         *,
         transport: httpx.BaseTransport | None = None,
         config: ClientConfig | None = None,
@@ -59,7 +60,7 @@ class Client:
         self._sleep = sleep
         self._http = httpx.Client(
             base_url=url,
-            headers=default_headers(api_key),
+            headers=default_headers(api_key_or_environment(api_key)),
             transport=transport,
             timeout=chosen.request_timeout_s,
         )

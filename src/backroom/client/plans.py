@@ -19,6 +19,8 @@ from typing import Any, Generic, TypeVar
 import httpx
 
 from backroom.client.errors import ServerUnreachable, WaitTimeout, error_for, retry_after_s
+from backroom.config import Settings
+from backroom.core.errors import ConfigError
 from backroom.core.job import JSON, JobState
 
 T = TypeVar("T")
@@ -229,6 +231,14 @@ class Plans:
                 pause = min(pause, left)
             yield Pause(pause)
             interval = min(config.poll_cap_s, interval * config.poll_factor)
+
+
+def api_key_or_environment(api_key: str | None) -> str:
+    """`api_key`, else `BACKROOM_API_KEY` (the variable `backroom serve` prints)."""
+    chosen = api_key or Settings.from_env().api_key
+    if chosen is None:
+        raise ConfigError("no API key: pass api_key=..., or set BACKROOM_API_KEY")
+    return chosen
 
 
 def default_headers(api_key: str) -> dict[str, str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 
+from backroom.core.errors import BackroomError
 from backroom.core.tenant_names import check_tenant_name
 from backroom.core.usage import DailyBudget
 from backroom.service.context import AppParts
@@ -19,6 +20,10 @@ from backroom.store.protocol import Tenant
 __all__ = [
     "KEY_PREFIX",
     "Tenant",
+    "TenantExists",
+    "UnknownTenant",
+    "add_key",
+    "create_new_tenant",
     "generate_api_key",
     "hash_api_key",
     "issue_key",
@@ -65,6 +70,50 @@ async def issue_key(
     )
     stored = await app.store.create_tenant(tenant, hash_api_key(key))
     return stored, key
+
+
+class TenantExists(BackroomError):
+    """`create_new_tenant` was given the name of a tenant that exists already."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"tenant {name!r} exists already: `backroom tenants keys create {name}` adds a key "
+            "to it; its settings are left as they are"
+        )
+        self.name = name
+
+
+class UnknownTenant(BackroomError):
+    """No tenant has this name."""
+
+    def __init__(self, name: str) -> None:
+        super().__init__(f"no tenant is named {name!r} (`backroom tenants list` shows them)")
+        self.name = name
+
+
+async def create_new_tenant(
+    app: AppParts,
+    name: str,
+    *,
+    max_queued: int | None = None,
+    admin: bool = False,
+    daily_budget: DailyBudget | None = None,
+) -> tuple[Tenant, str]:
+    """Create tenant `name` with a first key, or raise `TenantExists` (nothing changes)."""
+    check_tenant_name(name)
+    if await app.store.get_tenant(name) is not None:
+        raise TenantExists(name)
+    return await issue_key(app, name, max_queued=max_queued, admin=admin, daily_budget=daily_budget)
+
+
+async def add_key(app: AppParts, name: str) -> str:
+    """A new key for the existing tenant `name`, its settings unchanged (`UnknownTenant`)."""
+    tenant = await app.store.get_tenant(name)
+    if tenant is None:
+        raise UnknownTenant(name)
+    key = generate_api_key()
+    await app.store.create_tenant(tenant, hash_api_key(key))
+    return key
 
 
 async def list_tenants(app: AppParts) -> list[Tenant]:
