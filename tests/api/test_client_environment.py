@@ -18,9 +18,9 @@ def test_a_client_without_a_key_sends_backroom_api_key(monkeypatch: pytest.Monke
         return httpx.Response(404, json={"status": 404, "title": "Not Found", "detail": "x"})
 
     monkeypatch.setenv("BACKROOM_API_KEY", "br_from-the-environment")
-    with Client("http://test", transport=httpx.MockTransport(answer)) as client:
-        with pytest.raises(backroom.NotFound):
-            client.get(1)
+    transport = httpx.MockTransport(answer)
+    with Client("http://test", transport=transport) as client, pytest.raises(backroom.NotFound):
+        client.get(1)
 
     assert seen == ["Bearer br_from-the-environment"]
 
