@@ -10,6 +10,7 @@ tests can drive them with any transport and any clock.
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
@@ -19,7 +20,6 @@ from typing import Any, Generic, TypeVar
 import httpx
 
 from backroom.client.errors import ServerUnreachable, WaitTimeout, error_for, retry_after_s
-from backroom.config import Settings
 from backroom.core.errors import ConfigError
 from backroom.core.job import JSON, JobState
 
@@ -234,8 +234,12 @@ class Plans:
 
 
 def api_key_or_environment(api_key: str | None) -> str:
-    """`api_key`, else `BACKROOM_API_KEY` (the variable `backroom serve` prints)."""
-    chosen = api_key or Settings.from_env().api_key
+    """`api_key`, else `BACKROOM_API_KEY` (the variable `backroom serve` prints).
+
+    Read here, not through `backroom.config`: the client stands alone (it imports only
+    the core and the clock), so a program that only talks to a server stays light.
+    """
+    chosen = api_key or os.environ.get("BACKROOM_API_KEY") or None
     if chosen is None:
         raise ConfigError("no API key: pass api_key=..., or set BACKROOM_API_KEY")
     return chosen
