@@ -181,16 +181,27 @@ class App:
         delay_s: float = 0,
         metadata: dict[str, JSON] | None = None,
         max_active: int | None = None,
+        webhook_url: str | None = None,
     ) -> SubmitResult:
         """Submit a job; with a `key`, a repeat returns the first job (`created=False`).
 
         `queue` defaults to the task's; `delay_s` holds the first attempt back;
         `max_active` caps the tenant's queued and running jobs. Raises
         `IdempotencyConflict` when the key was used with a different submission, and
-        `QueueFull` when the tenant is at `max_active`.
+        `QueueFull` when the tenant is at `max_active`. A `webhook_url` gets the job's end,
+        signed; it must be on a public address (`WebhookTargetRefused` otherwise).
         """
         submission = Submission(
-            task, input, key, queue, priority, max_attempts, timeout_s, delay_s, metadata or {}
+            task,
+            input,
+            key,
+            queue,
+            priority,
+            max_attempts,
+            timeout_s,
+            delay_s,
+            metadata or {},
+            webhook_url,
         )
         return await enqueue(self, submission, tenant=tenant, max_active=max_active)
 

@@ -27,6 +27,10 @@ class Settings:
     config_path   BACKROOM_CONFIG         a TOML file of LLM providers (`--config`)
     pg_pooler     BACKROOM_PG_POOLER      session | transaction: a pooler in front of PostgreSQL
     listen_url    BACKROOM_LISTEN_URL     where PostgreSQL's LISTEN connection goes (`--listen-url`)
+    webhook_allow BACKROOM_WEBHOOK_ALLOW  addresses or networks webhooks may reach
+                                          although not public (development, tests)
+    public_url    BACKROOM_PUBLIC_URL     the server's URL as receivers reach it (for the
+                                          `status_url` of webhook payloads)
     """
 
     database_url: str = DEFAULT_DATABASE_URL
@@ -37,6 +41,8 @@ class Settings:
     config_path: str | None = None
     pg_pooler: Pooler | None = None
     listen_url: str | None = None
+    webhook_allow: str | None = None
+    public_url: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -49,6 +55,8 @@ class Settings:
             api_key=source.get("BACKROOM_API_KEY") or None,
             admin_key=source.get("BACKROOM_ADMIN_KEY") or None,
             config_path=source.get("BACKROOM_CONFIG") or None,
+            webhook_allow=source.get("BACKROOM_WEBHOOK_ALLOW") or None,
+            public_url=source.get("BACKROOM_PUBLIC_URL") or None,
             pg_pooler=parse_pooler(pooler)
             if (pooler := source.get("BACKROOM_PG_POOLER"))
             else None,

@@ -197,10 +197,16 @@ def test_queue_full_carries_retry_after(run: Runner) -> None:
     assert raised.value.problem["detail"] == "detail 429"
 
 
+def no_streams() -> httpx.Response:
+    """What a server without event streams answers `GET /v1/jobs/{id}/events`."""
+    return httpx.Response(404, json={"detail": "Not Found"})
+
+
 def test_wait_polls_at_growing_intervals_until_the_job_ends(run: Runner) -> None:
     clock = FakeClock()
     states = ["queued", "queued", "running", "running", "succeeded"]
-    answers: list[Answer] = [httpx.Response(200, json=document(status=s)) for s in states]
+    answers: list[Answer] = [no_streams()]
+    answers += [httpx.Response(200, json=document(status=s)) for s in states]
     updates: list[JobState] = []
 
     def wait(client: Any) -> Any:
@@ -215,7 +221,8 @@ def test_wait_polls_at_growing_intervals_until_the_job_ends(run: Runner) -> None
 
 def test_wait_gives_up_at_its_timeout(run: Runner) -> None:
     clock = FakeClock()
-    answers: list[Answer] = [httpx.Response(200, json=document(status="running"))] * 50
+    answers: list[Answer] = [no_streams()]
+    answers += [httpx.Response(200, json=document(status="running"))] * 50
 
     with pytest.raises(WaitTimeout) as raised:
         run(scripted(answers, []), clock, lambda c: c.wait(7, timeout_s=1))

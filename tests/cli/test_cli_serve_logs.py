@@ -75,7 +75,8 @@ def test_serve_logs_json_lines_without_a_password_or_key(postgres_url: str, tmp_
     redacted = url.replace(PASSWORD, "***")
     assert f"database {redacted} (from --db)" in messages
     (start,) = [message for message in messages if message.startswith("backroom ")]
-    assert f"store {redacted}, 1 worker(s), queues interactive,batch, concurrency 7" in start
+    queues = "queues interactive,batch,webhooks"
+    assert f"store {redacted}, 1 worker(s), {queues}, concurrency 7" in start
     assert "tasks demo.noop, demo.summarize, llm.respond" in start
     assert "stopped: 0 job(s) handed back to the queue" in messages
     for secret in (PASSWORD, ADMIN_KEY, key):

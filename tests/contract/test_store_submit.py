@@ -161,3 +161,12 @@ async def test_finished_jobs_do_not_count_against_the_cap(store: Store) -> None:
     await store.finish([(job.lease, Succeeded(None))], T0 + 1)
 
     assert (await store.submit(new_job(tenant="capped", max_active=1), T0 + 2)).created
+
+
+async def test_a_job_keeps_its_webhook_url(store: Store) -> None:
+    result = await store.submit(new_job(webhook_url="https://hooks.example.com/job"), T0)
+    plain = await submit(store, T0)
+
+    assert result.job.webhook_url == "https://hooks.example.com/job"
+    assert await store.get(result.job.id) == result.job
+    assert plain.webhook_url is None

@@ -25,6 +25,7 @@ PARENTS = [
     (errors.ConfigError, errors.BackroomError),
     (errors.InvalidJson, errors.BackroomError),
     (errors.InvalidTenantName, errors.BackroomError),
+    (errors.WebhookTargetRefused, errors.ConfigError),
     (errors.StoreError, errors.BackroomError),
     (errors.StoreUnavailable, errors.StoreError),
     (errors.JobError, errors.BackroomError),

@@ -7,13 +7,13 @@ import email.utils
 import httpx
 import pytest
 
+from backroom.core.retry_after import retry_after_ms
 from backroom.llm.ratelimit_headers import (
     RateLimitSnapshot,
     RateLimitWindow,
     format_duration,
     parse_duration_ms,
     parse_rate_limit_headers,
-    retry_after_ms,
 )
 
 NOW = 1_800_000_000_000  # ms since the epoch, a whole second

@@ -15,6 +15,8 @@ PARTS = [
     protocol.UsageStore,
     protocol.EventStore,
     protocol.AdminStore,
+    protocol.EventFeed,
+    protocol.WebhookStore,
 ]
 
 

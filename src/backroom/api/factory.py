@@ -3,6 +3,8 @@ every route closes over the app and settings it was built with."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from importlib.metadata import version
 from typing import Any
 
@@ -14,11 +16,14 @@ from backroom.api.body_limit import BodyLimit
 from backroom.api.models.jobs import Problem
 from backroom.api.problems import index_methods, install_problem_handlers
 from backroom.api.routes.dead_letters import dead_letters_router
+from backroom.api.routes.events import events_router
 from backroom.api.routes.jobs import jobs_router
 from backroom.api.routes.llm import llm_router
 from backroom.api.routes.operations import operations_router
+from backroom.api.routes.webhooks import webhooks_router
 from backroom.api.settings import ApiSettings
 from backroom.app import App
+from backroom.service.event_streams import feed_hub
 from backroom.service.submit import SubmitPolicy
 
 DESCRIPTION = """\
@@ -33,6 +38,13 @@ error is an RFC 9457 `application/problem+json` document.
 def create_api(app: App, settings: ApiSettings | None = None) -> FastAPI:
     """The HTTP API over `app` (which the caller opens and closes)."""
     chosen = settings or ApiSettings()
+    hub = feed_hub(app)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        await hub.close()
+
     api = _BackroomApi(
         title="backroom",
         version=version("backroom"),
@@ -41,14 +53,19 @@ def create_api(app: App, settings: ApiSettings | None = None) -> FastAPI:
         # Starlette's slash redirect builds its Location from the client's Host header:
         # `/v1/jobs/` is a 404 here rather than a redirect to wherever Host points.
         redirect_slashes=False,
+        lifespan=lifespan,
     )
     install_problem_handlers(api)
     api.add_middleware(BodyLimit, max_bytes=chosen.max_body_bytes)
     authenticate = authenticator(app, chosen.admin_key, chosen.key_cache_ms)
-    policy = SubmitPolicy(chosen.queues_with(app.tasks), chosen.full_retry_after_s)
+    policy = SubmitPolicy(
+        chosen.queues_with(app.tasks), chosen.full_retry_after_s, chosen.webhook_policy
+    )
     routers = [
         jobs_router(app, authenticate, policy),
         dead_letters_router(app, authenticate),
+        events_router(app, authenticate, hub),
+        webhooks_router(app, authenticate, chosen.webhook_policy),
         llm_router(app, authenticate),
         operations_router(app),
     ]

@@ -30,6 +30,7 @@ from backroom.core.job import DEFAULT_TENANT
 from backroom.runtime.startup import opened_when_reachable
 from backroom.runtime.worker_config import WorkerConfig
 from backroom.service.api_keys import issue_key, list_tenants
+from backroom.webhooks.runtime import WebhookSettings, install_webhooks, with_webhook_queue
 
 Emit = Callable[[str], None]
 log = logging.getLogger("backroom.api.server")
@@ -46,6 +47,7 @@ class ServeConfig:
     concurrency: int = 100
     poll_interval_ms: int = 1_000
     limits: HttpLimits = field(default_factory=HttpLimits)
+    webhooks: WebhookSettings = field(default_factory=WebhookSettings)
 
 
 class _Server(uvicorn.Server):
@@ -141,7 +143,8 @@ async def serve(app: App, api_settings: ApiSettings, config: ServeConfig, emit: 
     host, port = listener.getsockname()[:2]
     async with opened_when_reachable(app):
         key = await first_start_key(app)
-        queues = api_settings.queues_with(app.tasks)
+        webhooks = install_webhooks(app, config.webhooks)
+        queues = with_webhook_queue(api_settings.queues_with(app.tasks))
         workers = [
             app.worker(
                 WorkerConfig(
@@ -163,7 +166,12 @@ async def serve(app: App, api_settings: ApiSettings, config: ServeConfig, emit: 
         )
         redact_access_log()  # after uvicorn.Config, which may configure its loggers
         server = _Server(uvicorn_config, on_exit=stop_workers)
-        running = [asyncio.create_task(worker.run()) for worker in workers]
+        # One dispatcher for the process, beside however many worker loops it runs.
+        running = [
+            asyncio.create_task(
+                webhooks.alongside(asyncio.gather(*(worker.run() for worker in workers)))
+            )
+        ]
         base_url = f"http://{host}:{port}"
         log.info(
             "backroom %s serving %s: store %s, %d worker(s), queues %s, concurrency %d, tasks %s",

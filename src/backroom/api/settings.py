@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from backroom.api.body_limit import DEFAULT_MAX_BODY_BYTES
 from backroom.config import Settings
 from backroom.core.job import DEFAULT_QUEUES
 from backroom.tasks import TaskRegistry
+from backroom.webhooks.targets import TargetPolicy
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,6 +22,8 @@ class ApiSettings:
     full_retry_after_s  the Retry-After of a 429 sent when a tenant is at its cap
     key_cache_ms        how long a key's tenant is remembered (a revoked key keeps
                         working that long in a running server; 0: always ask the store)
+    webhook_policy      which addresses webhooks may go to (public ones, plus
+                        BACKROOM_WEBHOOK_ALLOW)
     """
 
     admin_key: str | None = None
@@ -28,6 +31,7 @@ class ApiSettings:
     queues: tuple[str, ...] = DEFAULT_QUEUES
     full_retry_after_s: int = 5
     key_cache_ms: int = 2_000
+    webhook_policy: TargetPolicy = field(default_factory=TargetPolicy)
 
     def queues_with(self, tasks: TaskRegistry) -> tuple[str, ...]:
         """The configured queues, then those `tasks` name as their default."""
@@ -36,4 +40,7 @@ class ApiSettings:
     @classmethod
     def from_settings(cls, settings: Settings) -> ApiSettings:
         """The API settings the process settings (the environment) imply."""
-        return cls(admin_key=settings.admin_key)
+        return cls(
+            admin_key=settings.admin_key,
+            webhook_policy=TargetPolicy.from_setting(settings.webhook_allow),
+        )

@@ -21,6 +21,7 @@ from backroom.cli.targets import CliError
 from backroom.cli.worker import DEFAULT_CONCURRENCY, AppOption, BuiltinTasksOption, LlmConfigOption
 from backroom.config import HttpLimits, Settings
 from backroom.core.job import DEFAULT_QUEUES
+from backroom.webhooks.runtime import WebhookSettings
 
 _LIMITS = HttpLimits()
 
@@ -90,6 +91,7 @@ def serve_command(
             idle_timeout_s=idle_timeout,
             max_connections=max_connections,
         ),
+        webhooks=WebhookSettings.from_settings(Settings.from_env()),
     )
     listed = tuple(name.strip() for name in queues.split(",") if name.strip())
     if not listed:

@@ -172,7 +172,7 @@ class RemoteBackend:
         return [(await self._client.redrive(job_id)).id for job_id in job_ids]
 
     async def wait(self, job_id: int, on_update: DocumentUpdate) -> Document:
-        """Poll the server until the job ends."""
+        """Follow the job's event stream (polling an older server) until it ends."""
         job = await self._client.wait(job_id, on_update=lambda seen: on_update(seen.document))
         return job.document
 

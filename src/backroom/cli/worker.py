@@ -20,10 +20,11 @@ from backroom.cli.options import (
     PoolMaxOption,
     PoolMinOption,
 )
-from backroom.config import redacted_url
+from backroom.config import Settings, redacted_url
 from backroom.core.usage import OverBudget
 from backroom.runtime.startup import opened_when_reachable
 from backroom.runtime.worker_config import WorkerConfig
+from backroom.webhooks.runtime import WebhookSettings, install_webhooks
 
 log = logging.getLogger("backroom.cli")
 
@@ -94,10 +95,11 @@ def worker(
 
     async def run() -> None:
         async with opened_when_reachable(app):
+            webhooks = install_webhooks(app, WebhookSettings.from_settings(Settings.from_env()))
             running = app.worker(config)
             running.install_signal_handlers()
             log_start("worker", app, config)
-            await running.run()
+            await webhooks.alongside(running.run())
 
     asyncio.run(run())
 

@@ -14,12 +14,13 @@ so tests need neither a server nor real waiting. Errors are the typed exceptions
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from types import TracebackType
 from typing import TypeVar
 
 import httpx
 
+from backroom.client.errors import WaitTimeout
 from backroom.client.plans import (
     ClientConfig,
     Finished,
@@ -36,6 +37,7 @@ from backroom.client.plans import (
     default_headers,
     listing_params,
 )
+from backroom.client.streams import Event, StreamUnavailable, afollow, feed_stream, job_stream
 from backroom.clock import Clock, SystemClock
 from backroom.core.job import JSON, JobState
 
@@ -146,8 +148,49 @@ class AsyncClient:
     async def wait(
         self, job_id: int, timeout_s: float | None = None, on_update: JobUpdate | None = None
     ) -> RemoteJob:
-        """Poll until the job ends (`WaitTimeout` after `timeout_s`); `on_update` sees each poll."""
-        return await self._run(self._plans.wait(job_id, timeout_s, on_update))
+        """Follow the job's event stream until it ends (`WaitTimeout` after `timeout_s`);
+        `on_update` sees the job after each event. Polls a server without streams."""
+        try:
+            return await self._wait_streaming(job_id, timeout_s, on_update)
+        except StreamUnavailable:
+            return await self._run(self._plans.wait(job_id, timeout_s, on_update))
+
+    async def _wait_streaming(
+        self, job_id: int, timeout_s: float | None, on_update: JobUpdate | None
+    ) -> RemoteJob:
+        request = job_stream(job_id, None, timeout_s)
+        try:
+            async for event in afollow(self._http, request, self._pause):
+                if on_update is not None or event.terminal:
+                    job = await self.get(job_id)
+                    if on_update is not None:
+                        on_update(job)
+                    if job.done:
+                        return job
+        except httpx.ReadTimeout:
+            raise WaitTimeout(await self.get(job_id)) from None
+        return await self.get(job_id)
+
+    def events(
+        self,
+        job_id: int | None = None,
+        *,
+        after: str | None = None,
+        tasks: Sequence[str] = (),
+        queues: Sequence[str] = (),
+        types: Sequence[str] = (),
+    ) -> AsyncIterator[Event]:
+        """A job's events until it ends, or (no `job_id`) the caller's feed, without end;
+        `after` resumes after an event's id."""
+        request = (
+            feed_stream(after, tasks, queues, types)
+            if job_id is None
+            else job_stream(job_id, after)
+        )
+        return afollow(self._http, request, self._pause)
+
+    async def _pause(self, seconds: float) -> None:
+        await self._clock.sleep(seconds * 1000)
 
     async def aclose(self) -> None:
         """Close the connections."""

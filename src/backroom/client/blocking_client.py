@@ -11,12 +11,13 @@ sleep between retries and polls are injectable.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from types import TracebackType
 from typing import TypeVar
 
 import httpx
 
+from backroom.client.errors import WaitTimeout
 from backroom.client.plans import (
     ClientConfig,
     Finished,
@@ -33,6 +34,7 @@ from backroom.client.plans import (
     default_headers,
     listing_params,
 )
+from backroom.client.streams import Event, StreamUnavailable, feed_stream, follow, job_stream
 from backroom.clock import Clock, SystemClock, block
 from backroom.core.job import JSON, JobState
 
@@ -148,8 +150,46 @@ class Client:
     def wait(
         self, job_id: int, timeout_s: float | None = None, on_update: JobUpdate | None = None
     ) -> RemoteJob:
-        """Poll until the job ends (`WaitTimeout` after `timeout_s`); `on_update` sees each poll."""
-        return self._run(self._plans.wait(job_id, timeout_s, on_update))
+        """Follow the job's event stream until it ends (`WaitTimeout` after `timeout_s`);
+        `on_update` sees the job after each event. Polls a server without streams."""
+        try:
+            return self._wait_streaming(job_id, timeout_s, on_update)
+        except StreamUnavailable:
+            return self._run(self._plans.wait(job_id, timeout_s, on_update))
+
+    def _wait_streaming(
+        self, job_id: int, timeout_s: float | None, on_update: JobUpdate | None
+    ) -> RemoteJob:
+        request = job_stream(job_id, None, timeout_s)
+        try:
+            for event in follow(self._http, request, self._sleep):
+                if on_update is not None or event.terminal:
+                    job = self.get(job_id)
+                    if on_update is not None:
+                        on_update(job)
+                    if job.done:
+                        return job
+        except httpx.ReadTimeout:
+            raise WaitTimeout(self.get(job_id)) from None
+        return self.get(job_id)
+
+    def events(
+        self,
+        job_id: int | None = None,
+        *,
+        after: str | None = None,
+        tasks: Sequence[str] = (),
+        queues: Sequence[str] = (),
+        types: Sequence[str] = (),
+    ) -> Iterator[Event]:
+        """A job's events until it ends, or (no `job_id`) the caller's feed, without end;
+        `after` resumes after an event's id."""
+        request = (
+            feed_stream(after, tasks, queues, types)
+            if job_id is None
+            else job_stream(job_id, after)
+        )
+        return follow(self._http, request, self._sleep)
 
     def close(self) -> None:
         """Close the connections."""

@@ -7,6 +7,7 @@ BackroomError
 ├── JobNotFound            no such job (or not the caller's)
 ├── LeaseLost              the worker no longer holds the job's lease
 ├── ConfigError            bad settings, URL or task reference
+│   └── WebhookTargetRefused  a webhook URL that may not be called (scheme, address)
 ├── InvalidJson            a submission's input or metadata is not plain JSON
 ├── InvalidTenantName      a tenant name outside the pattern, or a reserved one
 ├── StoreError             the store failed
@@ -135,3 +136,7 @@ class OnceUncertain(Permanent):
         )
         self.name = name
         self.job_id = job_id
+
+
+class WebhookTargetRefused(ConfigError):
+    """A webhook URL that backroom will not call: not http(s), or not a public address."""

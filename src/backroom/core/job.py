@@ -73,6 +73,8 @@ class NewJob:
     lane: str | None = None
     """The lane whose shared limits the job's calls count against (see
     `backroom.core.lanes`); a claim passes over a job whose lane is paused or full."""
+    webhook_url: str | None = None
+    """Where to POST the job's end (succeeded, failed or cancelled), signed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +121,7 @@ class Job:
     cancel_requested: bool = False
     metadata: dict[str, JSON] = field(default_factory=dict)
     lane: str | None = None
+    webhook_url: str | None = None
 
     @property
     def lease(self) -> Lease:

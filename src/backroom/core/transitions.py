@@ -236,6 +236,7 @@ def new_job(job_id: int, new: NewJob, now: int) -> Job:
         fingerprint=new.fingerprint,
         metadata=dict(new.metadata),
         lane=new.lane,
+        webhook_url=new.webhook_url,
     )
 
 

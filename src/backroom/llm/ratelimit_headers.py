@@ -8,12 +8,10 @@ mapping (the SDK's `response.headers`) or a dict with lower-case keys.
 
 from __future__ import annotations
 
-import email.utils
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC
-from decimal import ROUND_CEILING, Decimal, InvalidOperation
+from decimal import ROUND_CEILING, Decimal
 
 _UNIT_MS = {
     "h": Decimal(3_600_000),
@@ -117,45 +115,3 @@ def parse_rate_limit_headers(headers: Mapping[str, str]) -> RateLimitSnapshot:
     return RateLimitSnapshot(
         requests=_window(headers, "requests"), tokens=_window(headers, "tokens")
     )
-
-
-def _milliseconds(number: str, scale: int) -> int | None:
-    """`number` (in units of `scale` ms) as whole milliseconds, rounded up; None if invalid."""
-    try:
-        value = Decimal(number.strip())
-    except InvalidOperation:
-        return None
-    if not value.is_finite() or value < 0:
-        return None
-    return int((value * scale).to_integral_value(ROUND_CEILING))
-
-
-def _http_date_ms(text: str) -> int | None:
-    try:
-        moment = email.utils.parsedate_to_datetime(text)
-    except (TypeError, ValueError):
-        return None
-    if moment.tzinfo is None:
-        # RFC 9110 dates are always GMT; a date without a zone is read the same way.
-        moment = moment.replace(tzinfo=UTC)
-    return int(moment.timestamp() * 1000)
-
-
-def retry_after_ms(headers: Mapping[str, str], *, now: int) -> int | None:
-    """How long the server asks us to wait, in ms; None if it did not say.
-
-    `retry-after-ms` wins over `retry-after`; `retry-after` may be seconds (fractions
-    allowed) or an HTTP date, which is measured from `now` (ms since the epoch). A date
-    in the past means no wait. Long waits are kept as they are, with no cap.
-    """
-    precise = headers.get("retry-after-ms")
-    if precise is not None and (wait := _milliseconds(precise, 1)) is not None:
-        return wait
-    coarse = headers.get("retry-after")
-    if coarse is None:
-        return None
-    wait = _milliseconds(coarse, 1000)
-    if wait is not None:
-        return wait
-    moment = _http_date_ms(coarse)
-    return None if moment is None else max(0, moment - now)

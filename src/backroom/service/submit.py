@@ -11,7 +11,13 @@ from collections.abc import Collection
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from backroom.core.errors import ConfigError, IdempotencyConflict, InvalidJson, QueueFull
+from backroom.core.errors import (
+    ConfigError,
+    IdempotencyConflict,
+    InvalidJson,
+    QueueFull,
+    WebhookTargetRefused,
+)
 from backroom.core.idempotency import fingerprint
 from backroom.core.job import DEFAULT_QUEUE, DEFAULT_TENANT, JSON, NewJob, SubmitResult
 from backroom.core.plain_json import check_plain_json
@@ -20,7 +26,9 @@ from backroom.service.callers import Caller
 from backroom.service.context import AppParts
 from backroom.service.documents import job_document, usd_text
 from backroom.service.replies import Reply, invalid_field, job_location, problem
+from backroom.service.webhooks import prepare_job_webhook
 from backroom.tasks import Task
+from backroom.webhooks.targets import TargetPolicy
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,15 +45,18 @@ class Submission:
     timeout_s: float | None = None
     delay_s: float = 0
     metadata: dict[str, JSON] = field(default_factory=dict)
+    webhook_url: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class SubmitPolicy:
     """The rules a submission is checked against besides its own fields: the queues
-    it may name (None: any) and how long a tenant at its cap is told to wait."""
+    it may name (None: any), how long a tenant at its cap is told to wait, and where a
+    job's `webhook_url` may point."""
 
     queues: Collection[str] | None = None
     full_retry_after_s: int = 5
+    webhooks: TargetPolicy = field(default_factory=TargetPolicy)
 
 
 def build_job(
@@ -90,6 +101,7 @@ def build_job(
         metadata=dict(submission.metadata),
         max_active=max_active,
         lane=_lane_name(known, submission.input),
+        webhook_url=submission.webhook_url,
     )
 
 
@@ -128,6 +140,8 @@ async def enqueue(
     Raises `IdempotencyConflict` when the key was used with a different submission,
     and `QueueFull` when the tenant is at `max_active`.
     """
+    if submission.webhook_url is not None:
+        await prepare_job_webhook(app, tenant, submission.webhook_url, TargetPolicy())
     job = build_job(app, submission, tenant=tenant, max_active=max_active)
     return await app.store.submit(job, app.clock.now())
 
@@ -145,6 +159,11 @@ async def submit_job(
     invalid = _invalid(app, submission, policy)
     if invalid is not None:
         return invalid
+    if submission.webhook_url is not None:
+        try:
+            await prepare_job_webhook(app, caller.tenant, submission.webhook_url, policy.webhooks)
+        except WebhookTargetRefused as refused:
+            return invalid_field(("body", "webhook_url"), str(refused))
     try:
         new = build_job(app, submission, tenant=caller.tenant, max_active=caller.max_queued)
     except InvalidJson as error:

@@ -20,6 +20,7 @@ from backroom.core.lane_settlement import LaneSettlement
 from backroom.core.lanes import Denied, Grant, LaneRequest
 from backroom.core.outcome import Outcome
 from backroom.core.usage import AttemptUsage, UsageTotals
+from backroom.store.feed_protocol import EventFeed, WebhookStore
 from backroom.store.records import (
     HeartbeatResult,
     JobFilter,
@@ -37,7 +38,7 @@ from backroom.store.records import (
 __all__ = ["HeartbeatResult", "JobFilter", "OnceRecord", "QueueStats", "RedriveFilter", "Tenant"]
 __all__ += ["AdminStore", "AttemptStore", "EventStore", "HandlerWriteStore", "JobStore"]
 __all__ += ["LaneStore", "LeaseStore", "ServiceStore", "Store", "TenantStore", "UsageStore"]
-__all__ += ["WorkerStore", "WriteCheck"]
+__all__ += ["EventFeed", "WebhookStore", "WorkerStore", "WriteCheck"]
 
 
 class JobStore(Protocol):
@@ -259,7 +260,17 @@ class WorkerStore(LeaseStore, AttemptStore, AdminStore, Protocol):
     """What a worker uses: leases for its loops, what its attempts need, and retention."""
 
 
-class ServiceStore(JobStore, EventStore, TenantStore, UsageStore, LaneStore, AdminStore, Protocol):
+class ServiceStore(
+    JobStore,
+    EventStore,
+    TenantStore,
+    UsageStore,
+    LaneStore,
+    AdminStore,
+    EventFeed,
+    WebhookStore,
+    Protocol,
+):
     """What the operations layer (`backroom.service`) reads and changes."""
 
 
@@ -272,10 +283,12 @@ class Store(
     UsageStore,
     EventStore,
     AdminStore,
+    EventFeed,
+    WebhookStore,
     Protocol,
 ):
-    """Durable storage for jobs, attempts, transitions, `once` records, tenants, lanes
-    and usage: every part. Each backend implements it all."""
+    """Durable storage for jobs, attempts, transitions, `once` records, tenants, lanes,
+    usage, the event feed and webhooks: every part. Each backend implements it all."""
 
 
 @runtime_checkable

@@ -97,6 +97,7 @@ def job_from_row(row: Row) -> Job:
         cancel_requested=bool(row["cancel_requested"]),
         metadata=load_json(row["metadata"]),
         lane=row["lane"],
+        webhook_url=row["webhook_url"],
     )
 
 

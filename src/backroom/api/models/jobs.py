@@ -85,6 +85,14 @@ class SubmitRequest(BaseModel):
     metadata: JsonObject = Field(
         default_factory=dict, description="Free-form labels stored with the job."
     )
+    webhook_url: Annotated[str, StringConstraints(min_length=8, max_length=2048)] | None = Field(
+        None,
+        description=(
+            "An http(s) URL on a public address to POST the job's end to (succeeded, failed "
+            "or cancelled), signed with the tenant's signing secret "
+            "(GET /v1/webhooks/signing-secret)."
+        ),
+    )
 
     def to_submission(self, key: str | None) -> Submission:
         """The framework-free form the service takes, with the request's Idempotency-Key."""
@@ -98,6 +106,7 @@ class SubmitRequest(BaseModel):
             timeout_s=self.timeout_s,
             delay_s=self.delay_s,
             metadata=self.metadata,
+            webhook_url=self.webhook_url,
         )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from backroom.core.errors import LeaseLost
 from backroom.core.job import JSON, Lease
+from backroom.store.memory.history import record_progress
 from backroom.store.memory.part import MemoryPart
 from backroom.store.memory.tables import MemoryTables, OnceRow
 from backroom.store.protocol import OnceRecord
@@ -26,6 +27,7 @@ def _set_progress(
     if fraction is not None:
         row.progress = fraction
     row.updated_at = now
+    record_progress(tables, row.id, now)
     return True
 
 

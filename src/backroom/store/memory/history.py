@@ -7,6 +7,8 @@ there, as in `sqlite/history.py:record_transitions`.
 
 from __future__ import annotations
 
+from backroom.core.feed import PROGRESS_REASON
+from backroom.core.job import JobEvent, JobState
 from backroom.core.lifecycle import RunningFacts, Transition
 from backroom.store.memory.tables import AttemptRow, JobRow, MemoryTables
 from backroom.store.rows import dump_nullable_json, error_columns
@@ -20,8 +22,23 @@ def facts_of(row: JobRow) -> RunningFacts:
 
 
 def record_transition(tables: MemoryTables, job_id: int, transition: Transition) -> None:
-    """Log the job's transition (its event)."""
-    tables.events.setdefault(job_id, []).append(transition.event(job_id))
+    """Log the job's transition (its event), in its history and in the feed."""
+    event = transition.event(job_id)
+    tables.events.setdefault(job_id, []).append(event)
+    _to_feed(tables, job_id, event)
+
+
+def record_progress(tables: MemoryTables, job_id: int, now: int) -> None:
+    """A progress event in the feed, for streams and webhooks (not a transition)."""
+    running = JobState.RUNNING
+    _to_feed(tables, job_id, JobEvent(job_id, now, running, running, PROGRESS_REASON))
+
+
+def _to_feed(tables: MemoryTables, job_id: int, event: JobEvent) -> None:
+    tables.last_event_id += 1
+    tables.feed.append((tables.last_event_id, job_id, event))
+    for listener in tables.feed_listeners:
+        listener()
 
 
 def _change_row(row: JobRow, transition: Transition) -> None:

@@ -40,10 +40,11 @@ def _row(job_id: int, new: NewJob, now: int) -> JobRow:
         fingerprint=new.fingerprint,
         metadata=dump_json(new.metadata),
         lane=new.lane,
+        webhook_url=new.webhook_url,
     )
 
 
-def _submit_many(tables: MemoryTables, jobs: Sequence[NewJob], now: int) -> list[SubmitResult]:
+def store_submissions(tables: MemoryTables, jobs: Sequence[NewJob], now: int) -> list[SubmitResult]:
     """Store the new jobs and return each submission's job, created or found by its key."""
     plan = plan_submissions(
         jobs, lambda tenant, key: _stored(tables, tenant, key), lambda tenant: tables.active[tenant]
@@ -110,7 +111,7 @@ class MemoryJobs(MemoryPart):
 
     async def submit_many(self, jobs: Sequence[NewJob], now: int) -> list[SubmitResult]:
         """`submit` for many jobs at once, in order; a refusal stores none of them."""
-        results = _submit_many(self._tables, jobs, now)
+        results = store_submissions(self._tables, jobs, now)
         if any(result.created for result in results):
             self._new_work.announce()
         return results

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from backroom.core.errors import ConfigError
 from backroom.core.job import JobState
 from backroom.store.memory import queries, retention
+from backroom.store.memory.feed_methods import MemoryFeed
 from backroom.store.memory.handler_writes import MemoryHandlerWrites
 from backroom.store.memory.jobs import MemoryJobs
 from backroom.store.memory.lanes import MemoryLanes
@@ -40,6 +41,7 @@ class MemoryStore(
     MemoryLanes,
     MemoryUsage,
     MemoryEvents,
+    MemoryFeed,
 ):
     """`Store` in process memory.
 

@@ -15,13 +15,19 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from backroom.core.job import JobEvent, JobState, Lease
 from backroom.core.usage import AttemptUsage
+from backroom.core.webhooks import (
+    DeliveryAttempt,
+    SigningSecret,
+    WebhookDelivery,
+    WebhookSubscription,
+)
 from backroom.store.protocol import Tenant
 
 ClaimKey = tuple[int, int, int]
@@ -61,6 +67,7 @@ class JobRow(Record):
     fingerprint: str | None
     metadata: str
     lane: str | None
+    webhook_url: str | None = None
     attempt: int = 0
     started_at: int | None = None
     finished_at: int | None = None
@@ -127,6 +134,19 @@ class LaneRow(Record):
 
 
 @dataclass
+class WebhookTables:
+    """Webhook subscriptions, signing secrets, deliveries and their attempts."""
+
+    subscriptions: dict[int, WebhookSubscription] = field(default_factory=dict)
+    last_subscription_id: int = 0
+    secrets: dict[str, SigningSecret] = field(default_factory=dict)
+    deliveries: dict[int, WebhookDelivery] = field(default_factory=dict)
+    last_delivery_id: int = 0
+    delivery_keys: set[tuple[int, int, str]] = field(default_factory=set)
+    attempts: dict[int, list[DeliveryAttempt]] = field(default_factory=dict)
+
+
+@dataclass
 class MemoryTables:
     """Every table of one memory database, and the indexes the hot calls read."""
 
@@ -140,6 +160,12 @@ class MemoryTables:
     api_keys: dict[str, KeyRow] = field(default_factory=dict)
     lanes: dict[str, LaneRow] = field(default_factory=dict)
     usage: dict[int, dict[int, AttemptUsage]] = field(default_factory=dict)
+    # The event feed: every job's events in one order, as (event id, job id, event).
+    feed: list[tuple[int, int, JobEvent]] = field(default_factory=list)
+    last_event_id: int = 0
+    feed_cursors: dict[str, int] = field(default_factory=dict)
+    feed_listeners: list[Callable[[], None]] = field(default_factory=list)
+    webhooks: WebhookTables = field(default_factory=WebhookTables)
     # Indexes: each queue's queued jobs per tenant in claim order, and per lane by due
     # time; the running jobs; each tenant's count of queued and running jobs.
     claimable: dict[str, dict[str, list[ClaimKey]]] = field(default_factory=dict)

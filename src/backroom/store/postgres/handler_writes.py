@@ -12,10 +12,17 @@ from backroom.store.records import OnceRecord
 from backroom.store.rows import dump_json, dump_nullable_json, load_json
 
 _SET_PROGRESS = """
-UPDATE jobs
-SET progress = COALESCE($3, progress), partial = COALESCE($4, partial), updated_at = $5
-WHERE id = $1 AND lease_token = $2 AND state = 'running'
-RETURNING id
+WITH changed AS (
+    UPDATE jobs
+    SET progress = COALESCE($3, progress), partial = COALESCE($4, partial), updated_at = $5
+    WHERE id = $1 AND lease_token = $2 AND state = 'running'
+    RETURNING id
+), told AS (
+    -- A progress event in the feed, for streams and webhooks (not a transition).
+    INSERT INTO job_events (job_id, at, from_state, to_state, reason)
+    SELECT id, $5, 'running', 'running', 'progress' FROM changed
+)
+SELECT id FROM changed
 """
 """$1 job id, $2 token, $3 fraction, $4 partial JSON, $5 now; NULL leaves a value be."""
 

@@ -37,7 +37,11 @@ JOIN unnest($1::text[], $2::text[]) AS wanted (tenant, idempotency_key)
 _ATTEMPTS = "SELECT * FROM attempts WHERE job_id = $1 ORDER BY id"
 """$1 job id."""
 
-_EVENTS = "SELECT * FROM job_events WHERE job_id = $1 ORDER BY id OFFSET $2"
+# Progress events (running to running) are for the feed, not the job's transitions.
+_EVENTS = (
+    "SELECT * FROM job_events WHERE job_id = $1 "
+    "AND NOT (from_state = 'running' AND to_state = 'running') ORDER BY id OFFSET $2"
+)
 """$1 job id, $2 how many of the first events to skip."""
 
 STATS = """

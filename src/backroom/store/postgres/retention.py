@@ -1,7 +1,8 @@
 """Retention on PostgreSQL: delete finished jobs older than a cutoff, with their history.
 
 One call is one statement deleting one bounded batch: the jobs, and every row that
-names them (attempts, transition events, `ctx.once` records), in one short
+names them (attempts, transition events, `ctx.once` records, webhook deliveries), in
+one short
 transaction. The batch is taken with `FOR UPDATE SKIP LOCKED`, so workers sweeping
 at the same moment delete disjoint batches instead of waiting for each other, and an
 operator action on one of the jobs (a redrive) is never overwritten by a delete.
@@ -19,6 +20,13 @@ WITH doomed AS (
     -- `finished_at < $1` admits the partial index `jobs_finished` (finished jobs only).
     SELECT id FROM jobs
     WHERE state = ANY ($2::text[]) AND finished_at < $1
+      -- Keep a job whose events a durable feed reader (webhook dispatch) has not read.
+      AND NOT EXISTS (
+          SELECT FROM job_events AS e
+          WHERE e.job_id = jobs.id
+            AND (e.xid, e.id) > (SELECT c.commit_id::text::xid8, c.event_id
+                                 FROM feed_cursors AS c
+                                 ORDER BY c.commit_id, c.event_id LIMIT 1))
     LIMIT $3
     FOR UPDATE SKIP LOCKED
 ), attempts_gone AS (
@@ -27,6 +35,11 @@ WITH doomed AS (
     DELETE FROM job_events WHERE job_id = ANY (ARRAY(SELECT id FROM doomed))
 ), once_gone AS (
     DELETE FROM once_records WHERE job_id = ANY (ARRAY(SELECT id FROM doomed))
+), delivery_attempts_gone AS (
+    DELETE FROM webhook_delivery_attempts WHERE delivery_id = ANY (ARRAY(
+        SELECT id FROM webhook_deliveries WHERE job_id = ANY (ARRAY(SELECT id FROM doomed))))
+), deliveries_gone AS (
+    DELETE FROM webhook_deliveries WHERE job_id = ANY (ARRAY(SELECT id FROM doomed))
 ), jobs_gone AS (
     DELETE FROM jobs WHERE id = ANY (ARRAY(SELECT id FROM doomed)) RETURNING id
 )

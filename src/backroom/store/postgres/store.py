@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from backroom.core.job import JobState
 from backroom.store.postgres import queries, retention
 from backroom.store.postgres.database import PostgresDatabase, PostgresSettings
+from backroom.store.postgres.feed_methods import PostgresFeed
 from backroom.store.postgres.handler_writes import PostgresHandlerWrites
 from backroom.store.postgres.jobs import PostgresJobs
 from backroom.store.postgres.lanes import PostgresLanes
@@ -36,6 +37,7 @@ class PostgresStore(
     PostgresLanes,
     PostgresUsage,
     PostgresEvents,
+    PostgresFeed,
 ):
     """`Store` on PostgreSQL through an asyncpg pool; `migrate()` once, `close()` at the end."""
 
@@ -77,4 +79,5 @@ class PostgresStore(
     async def close(self) -> None:
         """Stop listening and close every connection."""
         await self._listener.close()
+        await self._close_feed_listener()
         await self._database.close()

@@ -102,6 +102,11 @@ class SqliteDatabase:
         self._committer: asyncio.Task[None] | None = None
         # Set when a write found the database full; `check_writable` clears it.
         self._full = False
+        self._commit_callbacks: list[Callable[[], None]] = []
+
+    def on_commit(self, callback: Callable[[], None]) -> None:
+        """Call `callback` on the event loop after each write transaction that committed."""
+        self._commit_callbacks.append(callback)
 
     async def write(self, work: Work[T]) -> T:
         """Run `work` in a write transaction on the database thread; return its result.
@@ -125,6 +130,9 @@ class SqliteDatabase:
                     )
                 except BaseException as error:  # the whole group failed: tell every caller
                     results = [_Done(error=error) for _ in group]
+                else:
+                    for callback in self._commit_callbacks:
+                        callback()
                 for call, done in zip(group, results, strict=True):
                     if call.future.done():
                         continue

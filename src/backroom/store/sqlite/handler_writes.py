@@ -23,6 +23,11 @@ SET progress = COALESCE(?, progress), partial = COALESCE(?, partial), updated_at
 WHERE id = ? AND lease_token = ? AND state = 'running'
 """
 
+_PROGRESS_EVENT = (
+    "INSERT INTO job_events (job_id, at, from_state, to_state, reason) "
+    "VALUES (?, ?, 'running', 'running', 'progress')"
+)
+
 _END_ONCE = """
 INSERT INTO once_records (job_id, name, done, result, created_at) VALUES (?, ?, 1, ?, ?)
 ON CONFLICT (job_id, name) DO UPDATE SET done = 1, result = excluded.result
@@ -36,7 +41,11 @@ def _set_progress(
     cursor = connection.execute(
         _SET_PROGRESS, (fraction, dump_nullable_json(partial), now, lease.job_id, lease.token)
     )
-    return cursor.rowcount == 1
+    if cursor.rowcount != 1:
+        return False
+    # A progress event in the feed, for streams and webhooks (not a transition).
+    connection.execute(_PROGRESS_EVENT, (lease.job_id, now))
+    return True
 
 
 def _require_lease(connection: sqlite3.Connection, lease: Lease) -> None:

@@ -18,8 +18,9 @@ from backroom.store.submission import plan_submissions
 
 _INSERT_JOB = """
 INSERT INTO jobs (tenant, task, queue, priority, state, input, max_attempts, timeout_ms,
-                  run_at, created_at, updated_at, idempotency_key, fingerprint, metadata, lane)
-VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                  run_at, created_at, updated_at, idempotency_key, fingerprint, metadata, lane,
+                  webhook_url)
+VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 
 _FIND_BY_KEY = "SELECT * FROM jobs WHERE tenant = ? AND idempotency_key = ?"
@@ -44,7 +45,7 @@ def _stored(connection: sqlite3.Connection, tenant: str, key: str) -> Job | None
     return None if row is None else job_from_row(row)
 
 
-def _submit_many(
+def store_submissions(
     connection: sqlite3.Connection, jobs: Sequence[NewJob], now: int
 ) -> list[SubmitResult]:
     """Store the new jobs and return each submission's job, created or found by its key."""
@@ -83,6 +84,7 @@ def _insert_jobs(connection: sqlite3.Connection, jobs: Sequence[NewJob], now: in
                 new.fingerprint,
                 dump_json(new.metadata),
                 new.lane,
+                new.webhook_url,
             )
             for new in jobs
         ),
@@ -161,7 +163,7 @@ class SqliteJobs(SqlitePart):
             return []
         batch = tuple(jobs)
         results = await self._database.write(
-            lambda connection: _submit_many(connection, batch, now)
+            lambda connection: store_submissions(connection, batch, now)
         )
         if any(result.created for result in results):
             self._new_work.announce()

@@ -88,7 +88,9 @@ def _attempts(connection: sqlite3.Connection, job_id: int) -> list[Attempt]:
 def _events(connection: sqlite3.Connection, job_id: int, after: int) -> list[JobEvent]:
     """The job's transitions after the first `after` of them, oldest first."""
     rows = connection.execute(
-        "SELECT * FROM job_events WHERE job_id = ? ORDER BY id LIMIT -1 OFFSET ?",
+        # Progress events (running to running) are for the feed, not the job's transitions.
+        "SELECT * FROM job_events WHERE job_id = ? "
+        "AND NOT (from_state = 'running' AND to_state = 'running') ORDER BY id LIMIT -1 OFFSET ?",
         (job_id, after),
     )
     return [event_from_row(row) for row in rows]

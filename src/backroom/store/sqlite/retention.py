@@ -19,6 +19,10 @@ from backroom.store.rows import dump_json
 _DOOMED = """
 SELECT id FROM jobs
 WHERE state IN (SELECT value FROM json_each(?)) AND finished_at < ?
+  -- Keep a job whose events a durable feed reader (webhook dispatch) has not read.
+  AND NOT EXISTS (
+      SELECT 1 FROM job_events AS e
+      WHERE e.job_id = jobs.id AND e.id > (SELECT min(event_id) FROM feed_cursors))
 LIMIT ?
 """
 
@@ -26,6 +30,9 @@ _DELETES = (
     "DELETE FROM attempts WHERE job_id IN (SELECT value FROM json_each(?))",
     "DELETE FROM job_events WHERE job_id IN (SELECT value FROM json_each(?))",
     "DELETE FROM once_records WHERE job_id IN (SELECT value FROM json_each(?))",
+    "DELETE FROM webhook_delivery_attempts WHERE delivery_id IN "
+    "(SELECT id FROM webhook_deliveries WHERE job_id IN (SELECT value FROM json_each(?)))",
+    "DELETE FROM webhook_deliveries WHERE job_id IN (SELECT value FROM json_each(?))",
     "DELETE FROM jobs WHERE id IN (SELECT value FROM json_each(?))",
 )
 

@@ -20,6 +20,7 @@ from backroom.store.records import QueueStats, TaskBacklog
 from backroom.store.sqlite import queries
 from backroom.store.sqlite import retention as retention_sql
 from backroom.store.sqlite.connection import SqliteDatabase
+from backroom.store.sqlite.feed_methods import SqliteFeed
 from backroom.store.sqlite.handler_writes import SqliteHandlerWrites
 from backroom.store.sqlite.jobs import SqliteJobs
 from backroom.store.sqlite.lanes import SqliteLanes
@@ -54,6 +55,7 @@ class SqliteStore(
     SqliteLanes,
     SqliteUsage,
     SqliteEvents,
+    SqliteFeed,
 ):
     """`Store` on SQLite; call `migrate()` once before use, `close()` at the end."""
 

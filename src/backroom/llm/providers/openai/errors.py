@@ -19,11 +19,8 @@ from collections.abc import Mapping
 import openai
 
 from backroom.core.errors import LaneLimited, Permanent, Retryable
-from backroom.llm.ratelimit_headers import (
-    RateLimitSnapshot,
-    parse_rate_limit_headers,
-    retry_after_ms,
-)
+from backroom.core.retry_after import retry_after_ms
+from backroom.llm.ratelimit_headers import RateLimitSnapshot, parse_rate_limit_headers
 
 QUOTA_CODE = "insufficient_quota"
 _RETRYABLE_STATUSES = frozenset({408, 409, 429})

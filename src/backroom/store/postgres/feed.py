@@ -1,0 +1,133 @@
+"""The event feed on PostgreSQL: job_events in (transaction id, event id) order.
+
+Identity values are handed out before commit, so ids alone are not in commit order. Each
+event row carries the id of the transaction that wrote it (`xid`, see migration 005); a
+reader takes only rows of transactions older than the oldest one still running
+(`pg_snapshot_xmin`), so no event can later commit behind the position it reached. The
+horizon is the cluster's: a transaction left open anywhere on the server delays the
+feed (never loses from it) until it ends, which `idle_in_transaction_session_timeout`
+bounds. A single job's events need no horizon (see `_READ_JOB`).
+"""
+
+from __future__ import annotations
+
+from backroom.core.feed import FeedEvent, FeedFilter, FeedPage, FeedPosition
+from backroom.core.job import JobState
+from backroom.store.postgres.database import PooledConnection as Connection
+from backroom.store.rows import Row
+
+_COLUMNS = """
+e.xid::text::bigint AS commit_id, e.id, e.job_id, e.at, e.from_state, e.to_state, e.reason,
+j.tenant, j.task, j.queue
+"""
+
+_VISIBLE = "e.xid < pg_snapshot_xmin(pg_current_snapshot())"
+
+_READ = f"""
+SELECT {_COLUMNS}
+FROM job_events AS e JOIN jobs AS j ON j.id = e.job_id
+WHERE (e.xid, e.id) > ($1::text::xid8, $2) AND {_VISIBLE}
+  AND ($3::text IS NULL OR j.tenant = $3)
+  AND (cardinality($4::text[]) = 0 OR j.task = ANY($4))
+  AND (cardinality($5::text[]) = 0 OR j.queue = ANY($5))
+ORDER BY e.xid, e.id
+LIMIT $6
+"""
+
+# One job's events are written by one transaction after another (each holds the job's
+# row lock), so within a job the id order is the commit order: a job's reader needs no
+# visibility horizon, and no long transaction elsewhere can hold it back.
+_READ_JOB = f"""
+SELECT {_COLUMNS}
+FROM job_events AS e JOIN jobs AS j ON j.id = e.job_id
+WHERE e.job_id = $1 AND e.id > $2 AND ($3::text IS NULL OR j.tenant = $3)
+ORDER BY e.id
+LIMIT $4
+"""
+
+_HEAD = f"""
+SELECT coalesce(max(e.xid)::text::bigint, 0) AS commit_id, coalesce(max(e.id), 0) AS id
+FROM job_events AS e
+WHERE e.xid = (SELECT max(xid) FROM job_events AS e WHERE {_VISIBLE})
+"""
+
+_START_CURSOR = f"""
+INSERT INTO feed_cursors (consumer, commit_id, event_id, updated_at)
+SELECT $1, head.commit_id, head.id, $2 FROM ({_HEAD}) AS head
+ON CONFLICT (consumer) DO NOTHING
+"""
+
+_MOVE_CURSOR = """
+UPDATE feed_cursors SET commit_id = $1, event_id = $2, updated_at = $3
+WHERE consumer = $4 AND commit_id = $5 AND event_id = $6
+"""
+
+
+async def read_feed(
+    connection: Connection, after: FeedPosition, where: FeedFilter, limit: int
+) -> FeedPage:
+    """Up to `limit` events after `after` that `where` lets through, and where to go on."""
+    if where.job_id is not None:
+        rows = await connection.fetch(_READ_JOB, where.job_id, after.event_id, where.tenant, limit)
+    else:
+        rows = await connection.fetch(
+            _READ,
+            str(after.commit),
+            after.event_id,
+            where.tenant,
+            list(where.tasks),
+            list(where.queues),
+            limit,
+        )
+    events = [_event(row) for row in rows]
+    position = events[-1].position if events else after
+    return FeedPage([event for event in events if where.matches(event)], position)
+
+
+def _event(row: Row) -> FeedEvent:
+    return FeedEvent(
+        position=FeedPosition(row["commit_id"], row["id"]),
+        job_id=row["job_id"],
+        tenant=row["tenant"],
+        task=row["task"],
+        queue=row["queue"],
+        at=row["at"],
+        from_state=JobState(row["from_state"]) if row["from_state"] else None,
+        to_state=JobState(row["to_state"]),
+        reason=row["reason"],
+    )
+
+
+async def feed_head(connection: Connection) -> FeedPosition:
+    """The position of the newest readable event."""
+    row = await connection.fetchrow(_HEAD)
+    assert row is not None  # an aggregate always yields a row
+    return FeedPosition(row["commit_id"], row["id"])
+
+
+async def consumer_position(connection: Connection, consumer: str, now: int) -> FeedPosition:
+    """Where the durable reader `consumer` is; a new one starts at the head of the feed."""
+    await connection.execute(_START_CURSOR, consumer, now)
+    row = await connection.fetchrow(
+        "SELECT commit_id, event_id FROM feed_cursors WHERE consumer = $1", consumer
+    )
+    assert row is not None  # inserted just above if it was missing
+    return FeedPosition(row["commit_id"], row["event_id"])
+
+
+async def move_consumer(
+    connection: Connection, consumer: str, expected: FeedPosition, to: FeedPosition, now: int
+) -> bool:
+    """Move `consumer` from `expected` to `to`; False if another reader moved it first."""
+    status = await connection.execute(
+        _MOVE_CURSOR, to.commit, to.event_id, now, consumer, expected.commit, expected.event_id
+    )
+    return status == "UPDATE 1"
+
+
+async def retention_floor(connection: Connection) -> FeedPosition | None:
+    """The oldest position of any durable reader: events after it must be kept."""
+    row = await connection.fetchrow(
+        "SELECT commit_id, event_id FROM feed_cursors ORDER BY commit_id, event_id LIMIT 1"
+    )
+    return None if row is None else FeedPosition(row["commit_id"], row["event_id"])

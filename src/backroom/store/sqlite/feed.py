@@ -1,0 +1,119 @@
+"""The event feed on SQLite: job_events in id order, and the positions of durable readers.
+
+One writer at a time means ids are handed out in commit order, so a position is an event
+id (its `commit` part stays 0) and a reader can never be passed by a late commit.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from backroom.core.feed import FeedEvent, FeedFilter, FeedPage, FeedPosition
+from backroom.core.job import JobState
+from backroom.store.rows import dump_json
+
+_READ = """
+SELECT e.id, e.job_id, e.at, e.from_state, e.to_state, e.reason, j.tenant, j.task, j.queue
+FROM job_events AS e JOIN jobs AS j ON j.id = e.job_id
+WHERE e.id > :after
+  AND (:tenant IS NULL OR j.tenant = :tenant)
+  AND (:job_id IS NULL OR e.job_id = :job_id)
+  AND (:any_task OR j.task IN (SELECT value FROM json_each(:tasks)))
+  AND (:any_queue OR j.queue IN (SELECT value FROM json_each(:queues)))
+ORDER BY e.id
+LIMIT :limit
+"""
+
+# A job's own events come from its index, not a scan of the whole feed.
+_READ_JOB = """
+SELECT e.id, e.job_id, e.at, e.from_state, e.to_state, e.reason, j.tenant, j.task, j.queue
+FROM job_events AS e JOIN jobs AS j ON j.id = e.job_id
+WHERE e.job_id = :job_id AND e.id > :after AND (:tenant IS NULL OR j.tenant = :tenant)
+ORDER BY e.id
+LIMIT :limit
+"""
+
+_CURSOR = "SELECT commit_id, event_id FROM feed_cursors WHERE consumer = ?"
+
+_START_CURSOR = """
+INSERT INTO feed_cursors (consumer, commit_id, event_id, updated_at)
+VALUES (?, 0, (SELECT coalesce(max(id), 0) FROM job_events), ?)
+ON CONFLICT (consumer) DO NOTHING
+"""
+
+_MOVE_CURSOR = """
+UPDATE feed_cursors SET event_id = ?, updated_at = ?
+WHERE consumer = ? AND commit_id = 0 AND event_id = ?
+"""
+
+_FLOOR = "SELECT min(event_id) FROM feed_cursors"
+
+
+def read_feed(
+    connection: sqlite3.Connection, after: FeedPosition, where: FeedFilter, limit: int
+) -> FeedPage:
+    """Up to `limit` events after `after` that `where` lets through, and where to go on."""
+    params = {
+        "after": after.event_id,
+        "tenant": where.tenant,
+        "job_id": where.job_id,
+        "limit": limit,
+    }
+    if where.job_id is not None:
+        rows = connection.execute(_READ_JOB, params).fetchall()
+    else:
+        params |= {
+            "any_task": not where.tasks,
+            "tasks": dump_json(list(where.tasks)),
+            "any_queue": not where.queues,
+            "queues": dump_json(list(where.queues)),
+        }
+        rows = connection.execute(_READ, params).fetchall()
+    events = [_event(row) for row in rows]
+    position = events[-1].position if events else after
+    return FeedPage([event for event in events if where.matches(event)], position)
+
+
+def _event(row: sqlite3.Row) -> FeedEvent:
+    return FeedEvent(
+        position=FeedPosition(0, row["id"]),
+        job_id=row["job_id"],
+        tenant=row["tenant"],
+        task=row["task"],
+        queue=row["queue"],
+        at=row["at"],
+        from_state=JobState(row["from_state"]) if row["from_state"] else None,
+        to_state=JobState(row["to_state"]),
+        reason=row["reason"],
+    )
+
+
+def feed_head(connection: sqlite3.Connection) -> FeedPosition:
+    """The position of the newest event: a reader starting there sees only what comes next."""
+    (newest,) = connection.execute("SELECT coalesce(max(id), 0) FROM job_events").fetchone()
+    return FeedPosition(0, newest)
+
+
+def consumer_position(connection: sqlite3.Connection, consumer: str, now: int) -> FeedPosition:
+    """Where the durable reader `consumer` is; a new one starts at the head of the feed."""
+    connection.execute(_START_CURSOR, (consumer, now))
+    row = connection.execute(_CURSOR, (consumer,)).fetchone()
+    return FeedPosition(row["commit_id"], row["event_id"])
+
+
+def move_consumer(
+    connection: sqlite3.Connection,
+    consumer: str,
+    expected: FeedPosition,
+    to: FeedPosition,
+    now: int,
+) -> bool:
+    """Move `consumer` from `expected` to `to`; False if another reader moved it first."""
+    moved = connection.execute(_MOVE_CURSOR, (to.event_id, now, consumer, expected.event_id))
+    return moved.rowcount == 1
+
+
+def retention_floor(connection: sqlite3.Connection) -> FeedPosition | None:
+    """The oldest position of any durable reader: events after it must be kept."""
+    (oldest,) = connection.execute(_FLOOR).fetchone()
+    return None if oldest is None else FeedPosition(0, oldest)

@@ -1,0 +1,1 @@
+"""Signed webhooks: subscriptions, the Standard Webhooks signature, the SSRF guard, delivery."""

@@ -1,0 +1,168 @@
+"""From the event feed to deliveries: the durable reader that decides who gets what.
+
+The dispatcher follows the feed from a position stored under its name. For a batch of
+events it works out the deliveries (each subscription that wants the event, and the
+job's own `webhook_url` for a terminal event), then in one transaction stores them,
+each with the job that will send it, and moves its position past the batch. Two
+dispatchers (in two workers) may read the same batch; only the one whose position still
+matches commits, and the unique key of a delivery makes a re-read harmless too. So every
+event is turned into its deliveries once, whatever crashes in between.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections import defaultdict
+from collections.abc import Callable
+
+from backroom.clock import Clock
+from backroom.core.errors import StoreError
+from backroom.core.feed import TERMINAL_TYPES, FeedEvent, FeedFilter
+from backroom.core.job import Job, NewJob
+from backroom.core.webhooks import (
+    DELIVERY_QUEUE,
+    DELIVERY_TASK,
+    DELIVERY_TENANT,
+    JOB_WEBHOOK,
+    NewDelivery,
+    WebhookSubscription,
+    payload,
+)
+from backroom.store.protocol import Store
+from backroom.webhooks.delivery import DELIVERY_RETRY
+
+log = logging.getLogger("backroom.webhooks.dispatcher")
+
+CONSUMER = "webhooks"
+"""The name under which the dispatcher's position is stored."""
+
+StatusUrl = Callable[[int], str]
+"""Where a receiver can read a job: `status_url` in the payload."""
+
+
+def delivery_job(
+    now: int, again: bool = False, max_attempts: int = DELIVERY_RETRY.max_attempts
+) -> Callable[[int], NewJob]:
+    """The job that sends a delivery, keyed so it is made once (or once more, `again`)."""
+
+    def build(delivery_id: int) -> NewJob:
+        return NewJob(
+            task=DELIVERY_TASK,
+            input={"delivery_id": delivery_id},
+            run_at=now,
+            tenant=DELIVERY_TENANT,
+            queue=DELIVERY_QUEUE,
+            max_attempts=max_attempts,
+            idempotency_key=f"delivery-{delivery_id}" + (f"-again-{now}" if again else ""),
+        )
+
+    return build
+
+
+class WebhookDispatcher:
+    """Reads the feed after its stored position and stores the deliveries it calls for."""
+
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        status_url: StatusUrl,
+        *,
+        batch: int = 500,
+        max_attempts: int = DELIVERY_RETRY.max_attempts,
+    ) -> None:
+        self._max_attempts = max_attempts
+        self._store = store
+        self._clock = clock
+        self._status_url = status_url
+        self._batch = batch
+        self._woken = asyncio.Event()
+
+    def wake(self) -> None:
+        """Something was written to the feed: look now rather than at the next poll."""
+        self._woken.set()
+
+    async def run(self, stopping: asyncio.Event, poll_ms: int = 1_000) -> None:
+        """Dispatch until `stopping` is set: each batch as it comes, else every `poll_ms`."""
+        self._store.on_feed_change(self.wake)
+        while not stopping.is_set():
+            self._woken.clear()
+            try:
+                if await self.dispatch_once() == self._batch:
+                    continue
+            except StoreError as error:
+                # The store comes back by itself (a restart, a terminated session): wait.
+                log.warning("webhook dispatch failed, will retry: %s", error)
+            await self._pause(stopping, poll_ms)
+
+    async def dispatch_once(self) -> int:
+        """Dispatch one batch; how many feed events it covered (0: nothing new)."""
+        now = self._clock.now()
+        position = await self._store.feed_consumer(CONSUMER, now)
+        page = await self._store.read_feed(position, FeedFilter(), self._batch)
+        if page.position == position:
+            return 0
+        deliveries = await self._deliveries(page.events)
+        moved = await self._store.dispatch_deliveries(
+            CONSUMER,
+            position,
+            page.position,
+            deliveries,
+            delivery_job(now, max_attempts=self._max_attempts),
+            now,
+        )
+        return len(page.events) if moved else 0
+
+    async def _deliveries(self, events: list[FeedEvent]) -> list[NewDelivery]:
+        by_tenant: dict[str, list[WebhookSubscription]] = defaultdict(list)
+        for subscription in await self._store.list_subscriptions(None, enabled_only=True):
+            by_tenant[subscription.tenant].append(subscription)
+        jobs: dict[int, Job | None] = {}
+        found: list[NewDelivery] = []
+        for event in events:
+            wanted = [
+                (subscription.id, subscription.url, kind)
+                for subscription in by_tenant.get(event.tenant, [])
+                for kind in subscription.wanted_types(event)
+            ]
+            if event.type in TERMINAL_TYPES or wanted:
+                job = await self._job(jobs, event.job_id)
+                if job is None:
+                    continue
+                if event.type in TERMINAL_TYPES and job.webhook_url:
+                    wanted.append((JOB_WEBHOOK, job.webhook_url, event.type))
+                found.extend(self._delivery(event, job, *target) for target in wanted)
+        return found
+
+    async def _job(self, jobs: dict[int, Job | None], job_id: int) -> Job | None:
+        if job_id not in jobs:
+            jobs[job_id] = await self._store.get(job_id, None)
+        return jobs[job_id]
+
+    def _delivery(
+        self, event: FeedEvent, job: Job, subscription_id: int, url: str, kind: str
+    ) -> NewDelivery:
+        body = payload(kind, event, job, self._status_url(job.id), None)
+        return NewDelivery(
+            tenant=event.tenant,
+            job_id=event.job_id,
+            subscription_id=subscription_id,
+            event_id=event.position.event_id,
+            event_type=kind,
+            url=url,
+            payload=body,
+        )
+
+    async def _pause(self, stopping: asyncio.Event, poll_ms: int) -> None:
+        woken = asyncio.ensure_future(self._woken.wait())
+        stopped = asyncio.ensure_future(stopping.wait())
+        slept = asyncio.ensure_future(self._clock.sleep(poll_ms))
+        try:
+            await asyncio.wait({woken, stopped, slept}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for waiter in (woken, stopped, slept):
+                waiter.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.gather(woken, stopped, slept, return_exceptions=True)
