@@ -15,7 +15,7 @@ import logging
 import shlex
 import signal
 import socket
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import version
 
@@ -167,25 +167,29 @@ async def serve(app: App, api_settings: ApiSettings, config: ServeConfig, emit: 
         redact_access_log()  # after uvicorn.Config, which may configure its loggers
         server = _Server(uvicorn_config, on_exit=stop_workers)
         # One dispatcher for the process, beside however many worker loops it runs.
-        running = [
-            asyncio.create_task(
-                webhooks.alongside(asyncio.gather(*(worker.run() for worker in workers)))
-            )
-        ]
-        base_url = f"http://{host}:{port}"
-        log.info(
-            "backroom %s serving %s: store %s, %d worker(s), queues %s, concurrency %d, tasks %s",
-            version("backroom"),
-            base_url,
-            redacted_url(app.database_url),
-            len(workers),
-            ",".join(queues),
-            config.concurrency,
-            ", ".join(app.tasks.names()) or "none",
+        running = asyncio.create_task(
+            webhooks.alongside(asyncio.gather(*(worker.run() for worker in workers)))
         )
+        base_url = f"http://{host}:{port}"
+        _log_serving(app, base_url, len(workers), queues, config)
         print_welcome(app, base_url, key, emit)
         try:
             await server.serve(sockets=[listener])
         finally:
             stop_workers()
-            await asyncio.gather(*running)
+            await running
+
+
+def _log_serving(
+    app: App, base_url: str, workers: int, queues: Sequence[str], config: ServeConfig
+) -> None:
+    log.info(
+        "backroom %s serving %s: store %s, %d worker(s), queues %s, concurrency %d, tasks %s",
+        version("backroom"),
+        base_url,
+        redacted_url(app.database_url),
+        workers,
+        ",".join(queues),
+        config.concurrency,
+        ", ".join(app.tasks.names()) or "none",
+    )

@@ -1,7 +1,7 @@
 """The parts of the store protocol behind the event feed and webhooks.
 
 `EventFeed` is what stream readers and the webhook dispatcher use; `WebhookStore` is
-what the webhook service and the delivery task use. `Store` includes both.
+what the webhook service and the delivery task use. `Store` includes both (`FeedStore`).
 """
 
 from __future__ import annotations
@@ -128,3 +128,7 @@ class WebhookStore(Protocol):
         now: int,
     ) -> WebhookDelivery | None:
         """Send a delivery again by a new `delivery_job`; None if `tenant` has no such one."""
+
+
+class FeedStore(EventFeed, WebhookStore, Protocol):
+    """Both: what event streams, the webhook dispatcher and the delivery task use."""

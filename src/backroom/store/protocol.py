@@ -20,7 +20,7 @@ from backroom.core.lane_settlement import LaneSettlement
 from backroom.core.lanes import Denied, Grant, LaneRequest
 from backroom.core.outcome import Outcome
 from backroom.core.usage import AttemptUsage, UsageTotals
-from backroom.store.feed_protocol import EventFeed, WebhookStore
+from backroom.store.feed_protocol import EventFeed, FeedStore, WebhookStore
 from backroom.store.records import (
     HeartbeatResult,
     JobFilter,
@@ -267,8 +267,7 @@ class ServiceStore(
     UsageStore,
     LaneStore,
     AdminStore,
-    EventFeed,
-    WebhookStore,
+    FeedStore,
     Protocol,
 ):
     """What the operations layer (`backroom.service`) reads and changes."""
@@ -283,12 +282,10 @@ class Store(
     UsageStore,
     EventStore,
     AdminStore,
-    EventFeed,
-    WebhookStore,
+    FeedStore,
     Protocol,
 ):
-    """Durable storage for jobs, attempts, transitions, `once` records, tenants, lanes,
-    usage, the event feed and webhooks: every part. Each backend implements it all."""
+    """Every part of the storage of jobs and what hangs off them: each backend has it all."""
 
 
 @runtime_checkable
