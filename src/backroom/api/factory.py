@@ -13,6 +13,7 @@ from pydantic.json_schema import models_json_schema
 
 from backroom.api.auth import authenticator
 from backroom.api.body_limit import BodyLimit
+from backroom.api.docs import install_docs
 from backroom.api.models.jobs import Problem
 from backroom.api.problems import index_methods, install_problem_handlers
 from backroom.api.routes.dead_letters import dead_letters_router
@@ -50,12 +51,14 @@ def create_api(app: App, settings: ApiSettings | None = None) -> FastAPI:
         version=version("backroom"),
         description=DESCRIPTION,
         redoc_url=None,
+        docs_url=None,  # served from local assets by `install_docs`
         # Starlette's slash redirect builds its Location from the client's Host header:
         # `/v1/jobs/` is a 404 here rather than a redirect to wherever Host points.
         redirect_slashes=False,
         lifespan=lifespan,
     )
     install_problem_handlers(api)
+    install_docs(api)
     api.add_middleware(BodyLimit, max_bytes=chosen.max_body_bytes)
     authenticate = authenticator(app, chosen.admin_key, chosen.key_cache_ms)
     policy = SubmitPolicy(

@@ -12,6 +12,7 @@ from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, TypeVar
 
 import typer
+from rich.console import Console
 from rich.table import Table
 
 from backroom.cli.options import (
@@ -77,6 +78,26 @@ def _jobs_table(documents: list[Document]) -> Table:
     return table
 
 
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print the jobs as a JSON list (every field).")
+]
+WideOption = Annotated[
+    bool, typer.Option("--wide", help="Print the table at full width, however wide.")
+]
+# Wider than any terminal: a table then takes its natural width, no column cut.
+_UNLIMITED_WIDTH = 100_000
+
+
+def _show_listing(documents: list[Document], as_json: bool, wide: bool) -> None:
+    """Jobs as JSON, or as a table fitted to the terminal (or, `wide`, uncut)."""
+    if as_json:
+        _print_json(documents)
+        return
+    # `out` never prints wider than it thinks the terminal is (80 columns in a pipe).
+    console = Console(width=_UNLIMITED_WIDTH) if wide else out
+    console.print(_jobs_table(documents))
+
+
 def _read_input(payload: str) -> Any:
     text = sys.stdin.read() if payload == "-" else payload
     try:
@@ -108,6 +129,10 @@ def submit(
     wait: Annotated[
         bool, typer.Option("--wait", help="Follow the job to its end, then print its result.")
     ] = False,
+    timeout: Annotated[
+        float | None,
+        typer.Option(min=0.001, help="With --wait: give up after this many seconds."),
+    ] = None,
     app_ref: Annotated[
         str | None,
         typer.Option(
@@ -129,7 +154,7 @@ def submit(
         verdict = "new" if created else "duplicate, same job"
         out.print(f"job {document['id']} {document['status']} ({verdict})")
         if wait:
-            _show_outcome(await follow(backend, document["id"], out))
+            _show_outcome(await follow(backend, document["id"], out, timeout))
 
     _with_backend(Target(db, url, api_key, tenant, app_ref, knows_tasks=True), action)
 
@@ -150,6 +175,8 @@ def jobs(
     queue: Annotated[str | None, typer.Option(help="Only this queue.")] = None,
     task: Annotated[str | None, typer.Option(help="Only this task.")] = None,
     limit: LimitOption = 50,
+    as_json: JsonOption = False,
+    wide: WideOption = False,
     tenant: TenantOption = None,
     db: DbOption = None,
     url: UrlOption = None,
@@ -158,11 +185,13 @@ def jobs(
     """List jobs, newest first."""
     query = JobQuery(tuple(state or ()), queue, task, limit=limit)
     found = _with_backend(Target(db, url, api_key, tenant), lambda b: b.jobs(query))
-    out.print(_jobs_table(found))
+    _show_listing(found, as_json, wide)
 
 
 def dead_letters(
     limit: LimitOption = 50,
+    as_json: JsonOption = False,
+    wide: WideOption = False,
     tenant: TenantOption = None,
     db: DbOption = None,
     url: UrlOption = None,
@@ -171,7 +200,7 @@ def dead_letters(
     """List jobs that failed for good, with their last error."""
     query = JobQuery((JobState.FAILED,), limit=limit)
     found = _with_backend(Target(db, url, api_key, tenant), lambda b: b.jobs(query))
-    out.print(_jobs_table(found))
+    _show_listing(found, as_json, wide)
 
 
 def redrive(

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
 
-from backroom.cli.targets import Document, JobBackend
+from backroom.cli.targets import CliError, Document, JobBackend
+from backroom.clock import SystemClock
 
 _PARTIAL_CHARACTERS = 60
+QUEUED_NOTICE_MS = 5_000
+"""How long a job may stay queued under `submit --wait` before the no-worker notice."""
 
 
 def _partial_text(partial: Any) -> str:
@@ -20,8 +24,15 @@ def _partial_text(partial: Any) -> str:
     return "..." + text[-_PARTIAL_CHARACTERS:]
 
 
-async def follow(backend: JobBackend, job_id: int, console: Console) -> Document:
-    """Poll the job until it ends, drawing its progress; the final document."""
+async def follow(
+    backend: JobBackend, job_id: int, console: Console, timeout_s: float | None = None
+) -> Document:
+    """Poll the job until it ends (or `timeout_s` passes: `CliError`), drawing its
+    progress; the final document. A job still queued after a few seconds gets a line
+    saying that no worker has taken it."""
+    clock = SystemClock()
+    started = clock.now()
+    noticed = False
     columns = (
         TextColumn("job {task.fields[job_id]} [bold]{task.description}"),
         BarColumn(),
@@ -32,6 +43,11 @@ async def follow(backend: JobBackend, job_id: int, console: Console) -> Document
         bar = progress.add_task("queued", total=1.0, job_id=job_id, partial="")
 
         def show(document: Document) -> None:
+            nonlocal noticed
+            waited_ms = clock.now() - started
+            if document["status"] == "queued" and waited_ms >= QUEUED_NOTICE_MS and not noticed:
+                noticed = True
+                progress.console.print(_no_worker_notice(document, waited_ms))
             fraction = document.get("progress")
             progress.update(
                 bar,
@@ -40,4 +56,19 @@ async def follow(backend: JobBackend, job_id: int, console: Console) -> Document
                 partial=_partial_text(document.get("partial")),
             )
 
-        return await backend.wait(job_id, show)
+        try:
+            async with asyncio.timeout(timeout_s):
+                return await backend.wait(job_id, show)
+        except TimeoutError:
+            raise CliError(
+                f"job {job_id} did not end within {timeout_s:g} s; it goes on "
+                f"(`backroom status {job_id}` shows it)"
+            ) from None
+
+
+def _no_worker_notice(document: Document, waited_ms: int) -> str:
+    return (
+        f"job {document['id']} is still queued after {waited_ms // 1000} s: no worker has "
+        f"taken it. Is one running with task {document['task']!r}? "
+        "(`backroom worker --app module:attr`; --timeout S stops waiting)"
+    )
