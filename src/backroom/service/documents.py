@@ -59,7 +59,8 @@ def usage_document(totals: UsageTotals) -> dict[str, Any]:
 def job_document(
     job: Job, attempts: list[Attempt] | None = None, usage: UsageTotals | None = None
 ) -> dict[str, Any]:
-    """A job as plain data: what a poller needs to know, its attempt history, and
+    """A job as plain data: what a poller needs to know; with `attempts` (a single-job
+    read) also its input, idempotency key, a pending cancel and its attempt history; and
     what its LLM calls used (`usage`, for a job in a lane)."""
     document: dict[str, Any] = {
         "id": job.id,
@@ -85,6 +86,10 @@ def job_document(
     if job.state is JobState.FAILED:
         document["error"] = f"failed after {job.attempt} attempts: {job.error or 'unknown'}"
     if attempts is not None:
+        # A single-job read: also what was asked for, under which key, and a pending cancel.
+        document["input"] = job.input
+        document["idempotency_key"] = job.idempotency_key
+        document["cancel_requested"] = job.cancel_requested
         document["attempt_history"] = [attempt_document(a) for a in attempts]
     if usage is not None:
         document["usage"] = usage_document(usage)

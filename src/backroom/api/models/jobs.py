@@ -19,6 +19,7 @@ from pydantic import (
     StringConstraints,
     model_validator,
 )
+from pydantic.config import JsonDict
 
 from backroom.core.errors import InvalidJson
 from backroom.core.job import JobState
@@ -59,10 +60,38 @@ JsonObject = Annotated[dict[str, Any], AfterValidator(_plain_json)]
 """A JSON object whose keys are checked as strictly as its values."""
 
 
+SUBMIT_EXAMPLE: JsonDict = {
+    "task": "demo.summarize",
+    "input": {"text": "Backroom runs slow work in the background."},
+    "queue": "interactive",
+    "priority": 0,
+    "metadata": {"customer": "acme"},
+}
+
+JOB_EXAMPLE: JsonDict = {
+    "id": 42,
+    "task": "demo.summarize",
+    "status": "succeeded",
+    "tenant": "default",
+    "queue": "interactive",
+    "priority": 0,
+    "attempts": 2,
+    "max_attempts": 3,
+    "created_at": "2026-12-01T12:00:00.000+00:00",
+    "started_at": "2026-12-01T12:00:01.250+00:00",
+    "finished_at": "2026-12-01T12:00:02.800+00:00",
+    "next_attempt_at": None,
+    "progress": 1.0,
+    "partial": "Backroom runs slow work",
+    "metadata": {"customer": "acme"},
+    "result": {"summary": "Backroom runs slow work in the background.", "words": 7},
+}
+
+
 class SubmitRequest(BaseModel):
     """The body of `POST /v1/jobs`."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", json_schema_extra={"examples": [SUBMIT_EXAMPLE]})
 
     task: Name = Field(description="The registered task to run.")
     input: JsonValue = Field(description="The task's input: any JSON value.")
@@ -156,6 +185,8 @@ class JobDocument(BaseModel):
     """A job: what a poller needs to know. `result` is there once it succeeded,
     `error` ("failed after N attempts: ...") once it failed for good."""
 
+    model_config = ConfigDict(json_schema_extra={"examples": [JOB_EXAMPLE]})
+
     id: int
     task: str
     status: JobState
@@ -167,13 +198,22 @@ class JobDocument(BaseModel):
     created_at: datetime
     started_at: datetime | None
     finished_at: datetime | None
-    next_attempt_at: datetime | None
+    next_attempt_at: datetime | None = None
     progress: float | None = Field(description="Coarse progress, 0 to 1.")
     partial: Any = Field(description="Partial output the task reported.")
     metadata: dict[str, Any]
     result: Any = None
     error: str | None = None
     last_error: ErrorDocument | None = None
+    input: Any = Field(None, description="The task's input (single-job reads only).")
+    idempotency_key: str | None = Field(
+        None, description="The Idempotency-Key it was submitted with (single-job reads only)."
+    )
+    cancel_requested: bool | None = Field(
+        None,
+        description="A cancel is asked for and its worker has yet to stop it "
+        "(single-job reads only).",
+    )
     attempt_history: list[AttemptDocument] | None = Field(
         None, description="Every attempt, oldest first (single-job reads only)."
     )
