@@ -14,13 +14,13 @@ import os
 import signal
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 import pytest
+from deadline_polls import wait_until
 from postgres_schemas import scratch_schema
 
 from backroom import App
@@ -97,14 +97,6 @@ def submit_many(db_url: str, task: str, payloads: list[Any]) -> None:
 def job_states(db_url: str) -> dict[str, int]:
     rows = fetch(db_url, "SELECT state, count(*) AS jobs FROM jobs GROUP BY state")
     return {row["state"]: row["jobs"] for row in rows}
-
-
-def wait_until(predicate: Callable[[], bool], what: str, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
 
 
 OVERLAPPING_ATTEMPTS = """
