@@ -10,6 +10,7 @@ import asyncio
 import json
 import threading
 from collections.abc import AsyncIterator, Callable
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -117,9 +118,15 @@ async def test_410_disables_the_subscription(running: App) -> None:
     assert len(hooks.at("/gone")) == 1
 
 
-async def test_a_redirect_is_a_failure_and_is_not_followed(running: App) -> None:
-    with receiver() as hooks:
-        url = hooks.script("/moved", Answer(302, {"location": "http://10.0.0.1/internal"}))
+@pytest.mark.slow
+async def test_a_redirect_to_a_private_address_is_a_failure_and_is_not_followed(
+    running: App,
+) -> None:
+    # 127.0.0.2 is loopback but not in the allow-list (127.0.0.1 only): a private address
+    # with a real receiver behind it, which would see the POST if the redirect were followed.
+    with receiver() as hooks, receiver("127.0.0.2") as inside:
+        internal = inside.script("/internal", Answer(200))
+        url = hooks.script("/moved", Answer(307, {"location": internal}))
         await subscribe(running, url)
         job = (await running.submit("work", "x", tenant="acme")).job
         deliveries = await _deliveries(running, job.id, lambda items: items[0]["state"] == "failed")
@@ -129,6 +136,25 @@ async def test_a_redirect_is_a_failure_and_is_not_followed(running: App) -> None
     assert "redirects are not followed" in delivery["last_error"]
     assert len(hooks.at("/moved")) == FAST.max_attempts
     assert {request.path for request in hooks.received} == {"/moved"}
+    assert inside.received == []
+
+
+@pytest.mark.slow
+async def test_a_429_with_retry_after_is_tried_again_no_earlier_than_asked(running: App) -> None:
+    with receiver() as hooks:
+        url = hooks.script("/busy", Answer(429, {"retry-after": "1"}), Answer(200))
+        await subscribe(running, url)
+        job = (await running.submit("work", "x", tenant="acme")).job
+        (delivery,) = await _deliveries(
+            running, job.id, lambda items: items[0]["state"] == "succeeded"
+        )
+
+    first, second = delivery["attempt_history"]
+    assert (first["status"], second["status"]) == (429, 200)
+    # Without the receiver's Retry-After, the fast retry policy would wait 20 ms.
+    waited = datetime.fromisoformat(second["at"]) - datetime.fromisoformat(first["at"])
+    assert waited >= timedelta(seconds=1)
+    assert len(hooks.at("/busy")) == 2
 
 
 async def test_a_slow_receiver_times_out_and_does_not_hold_up_others(running: App) -> None:

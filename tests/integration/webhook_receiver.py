@@ -37,7 +37,8 @@ class Received:
 class Receiver:
     """The scripts, and what arrived."""
 
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.host = host
         self.scripts: dict[str, list[Answer]] = {}
         self.received: list[Received] = []
         self.lock = threading.Lock()
@@ -45,7 +46,7 @@ class Receiver:
 
     def url(self, path: str) -> str:
         """The URL of `path` on this receiver."""
-        return f"http://127.0.0.1:{self.port}{path}"
+        return f"http://{self.host}:{self.port}{path}"
 
     def script(self, path: str, *answers: Answer) -> str:
         """Answer requests to `path` with `answers` in turn; its URL."""
@@ -98,10 +99,10 @@ def _handler(receiver: Receiver) -> type[BaseHTTPRequestHandler]:
 
 
 @contextmanager
-def receiver() -> Iterator[Receiver]:
-    """A receiver listening on a free loopback port while the block runs."""
-    state = Receiver()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+def receiver(host: str = "127.0.0.1") -> Iterator[Receiver]:
+    """A receiver listening on a free port of `host` (a loopback address) while the block runs."""
+    state = Receiver(host)
+    server = ThreadingHTTPServer((host, 0), _handler(state))
     server.daemon_threads = True
     state.port = server.server_address[1]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
