@@ -22,6 +22,7 @@ from backroom.cli.options import (
     TenantOption,
     UrlOption,
     out,
+    print_json,
 )
 from backroom.cli.progress import follow
 from backroom.cli.targets import (
@@ -44,18 +45,6 @@ def _with_backend(target: Target, action: Callable[[JobBackend], Awaitable[T]]) 
             return await action(backend)
 
     return asyncio.run(run())
-
-
-def _print_json(value: Any) -> None:
-    text = json.dumps(value, ensure_ascii=False)
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        # A row an older version stored may hold a lone surrogate, which no terminal
-        # can print: show it escaped (`\ud800`) rather than fail to show the job.
-        out.print_json(text, ensure_ascii=True)
-        return
-    out.print_json(text)
 
 
 def _error_text(document: Document) -> str:
@@ -110,7 +99,7 @@ def _show_outcome(document: Document) -> None:
     """Print a finished job's result, or fail with its error."""
     state = JobState(document["status"])
     if state is JobState.SUCCEEDED:
-        _print_json(document.get("result"))
+        print_json(document.get("result"))
         return
     if state is JobState.FAILED:
         raise CliError(f"job {document['id']} {document['error']}")
@@ -126,6 +115,13 @@ def submit(
     priority: Annotated[int, typer.Option(help="Higher runs first.")] = 0,
     max_attempts: Annotated[int | None, typer.Option(min=1, help="Attempts.")] = None,
     delay: Annotated[float, typer.Option(min=0, help="Seconds before it may run.")] = 0,
+    webhook_url: Annotated[
+        str | None,
+        typer.Option(
+            help="POST the job's outcome here, signed with `webhooks secret`.",
+            show_default=False,
+        ),
+    ] = None,
     wait: Annotated[
         bool, typer.Option("--wait", help="Follow the job to its end, then print its result.")
     ] = False,
@@ -146,7 +142,14 @@ def submit(
 ) -> None:
     """Submit a job and print its id (with --wait: follow it and print its result)."""
     submission = Submission(
-        task, _read_input(payload), key, queue, priority, max_attempts, delay_s=delay
+        task,
+        _read_input(payload),
+        key,
+        queue,
+        priority,
+        max_attempts,
+        delay_s=delay,
+        webhook_url=webhook_url,
     )
 
     async def action(backend: JobBackend) -> None:
@@ -167,7 +170,7 @@ def status(
     api_key: ApiKeyOption = None,
 ) -> None:
     """Print a job with its attempt history, as JSON."""
-    _print_json(_with_backend(Target(db, url, api_key, tenant), lambda b: b.get(job_id)))
+    print_json(_with_backend(Target(db, url, api_key, tenant), lambda b: b.get(job_id)))
 
 
 def jobs(

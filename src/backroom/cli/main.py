@@ -17,6 +17,7 @@ from backroom.cli import admin, jobs, mock_llm
 from backroom.cli.serve import serve_command
 from backroom.cli.targets import CliError
 from backroom.cli.tenants import tenants
+from backroom.cli.webhooks import webhooks
 from backroom.cli.worker import worker
 from backroom.core.errors import BackroomError
 from backroom.demo.timeline import run_demo
@@ -55,6 +56,7 @@ cli.command("dead-letters")(jobs.dead_letters)
 cli.command()(jobs.redrive)
 cli.command()(jobs.cancel)
 cli.add_typer(tenants, name="tenants")
+cli.add_typer(webhooks, name="webhooks")
 cli.command()(admin.migrate)
 cli.command()(admin.prune)
 cli.command("mock-llm")(mock_llm.mock_llm)

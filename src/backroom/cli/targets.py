@@ -23,6 +23,7 @@ from backroom.service.callers import Caller
 from backroom.service.jobs import JobQuery
 from backroom.service.replies import Reply
 from backroom.service.submit import Submission, SubmitPolicy
+from backroom.webhooks.targets import TargetPolicy
 
 Document = dict[str, Any]
 DocumentUpdate = Callable[[Document], None]
@@ -66,7 +67,7 @@ class JobBackend(Protocol):
         """Poll the job until it ends, calling `on_update` with every state seen."""
 
 
-def _answer(reply: Reply) -> Document:
+def reply_body(reply: Reply) -> Document:
     """The body of a successful reply; a problem becomes a `CliError` of its detail."""
     if reply.is_problem:
         raise CliError(reply.detail)
@@ -77,37 +78,38 @@ def _answer(reply: Reply) -> Document:
 class LocalBackend:
     """Jobs in the database, through the service's operations, as `caller`."""
 
-    def __init__(self, app: App, caller: Caller) -> None:
+    def __init__(self, app: App, caller: Caller, policy: SubmitPolicy) -> None:
         self._app = app
         self._caller = caller
+        self._policy = policy
 
     async def submit(self, submission: Submission) -> tuple[Document, bool]:
-        """Submit as the caller's tenant (any queue: the local database has no policy)."""
-        reply = await submit.submit_job(self._app, self._caller, submission, SubmitPolicy())
-        return _answer(reply), reply.status == HTTPStatus.ACCEPTED
+        """Submit as the caller's tenant (any queue; a webhook_url as the environment allows)."""
+        reply = await submit.submit_job(self._app, self._caller, submission, self._policy)
+        return reply_body(reply), reply.status == HTTPStatus.ACCEPTED
 
     async def get(self, job_id: int) -> Document:
         """The job's document, with its attempt history."""
-        return _answer(await jobs.get_job(self._app, self._caller, job_id))
+        return reply_body(await jobs.get_job(self._app, self._caller, job_id))
 
     async def jobs(self, query: JobQuery) -> list[Document]:
         """One page of jobs, newest first."""
-        page = _answer(await jobs.list_jobs(self._app, self._caller, query))
+        page = reply_body(await jobs.list_jobs(self._app, self._caller, query))
         return list(page["jobs"])
 
     async def cancel(self, job_id: int) -> Document:
         """Cancel the job; its document afterwards."""
-        return _answer(await cancel.cancel_job(self._app, self._caller, job_id))
+        return reply_body(await cancel.cancel_job(self._app, self._caller, job_id))
 
     async def redrive(
         self, job_ids: Sequence[int], task: str | None, queue: str | None
     ) -> list[int]:
         """Redrive the named failed jobs one by one, or all of `task`/`queue` at once."""
         if not job_ids:
-            bulk = _answer(await redrive.redrive_jobs(self._app, self._caller, task, queue))
+            bulk = reply_body(await redrive.redrive_jobs(self._app, self._caller, task, queue))
             return list(bulk["job_ids"])
         return [
-            _answer(await redrive.redrive_job(self._app, self._caller, job_id))["id"]
+            reply_body(await redrive.redrive_job(self._app, self._caller, job_id))["id"]
             for job_id in job_ids
         ]
 
@@ -141,6 +143,7 @@ class RemoteBackend:
             timeout_s=submission.timeout_s,
             delay_s=submission.delay_s,
             metadata=submission.metadata or None,
+            webhook_url=submission.webhook_url,
         )
         return submitted.job.document, submitted.created
 
@@ -204,15 +207,36 @@ def _local_app(target: Target, settings: Settings) -> App:
     return choose_app(AppChoice(target.app_ref, db=target.db), builtin_by_default=True)
 
 
+@dataclass(frozen=True, slots=True)
+class LocalSide:
+    """A local database, open: its App, who acts on it, and the webhook addresses the
+    environment allows (`BACKROOM_WEBHOOK_ALLOW`)."""
+
+    app: App
+    caller: Caller
+    webhooks: TargetPolicy
+
+
 @asynccontextmanager
 async def open_backend(target: Target) -> AsyncIterator[JobBackend]:
-    """The backend `target` names, open for the duration of the block."""
+    """The job backend `target` names, open for the duration of the block."""
+    async with open_side(target) as side:
+        if isinstance(side, LocalSide):
+            yield LocalBackend(side.app, side.caller, SubmitPolicy(webhooks=side.webhooks))
+        else:
+            yield RemoteBackend(side)
+
+
+@asynccontextmanager
+async def open_side(target: Target) -> AsyncIterator[LocalSide | AsyncClient]:
+    """The local database or the server client `target` names, open for the block."""
     settings = Settings.from_env()
     url = target.url or settings.url
     if url is None:
+        policy = TargetPolicy.from_setting(settings.webhook_allow)
         async with _local_app(target, settings) as app:
             caller = LOCAL_ADMIN if target.tenant is None else Caller(target.tenant)
-            yield LocalBackend(app, caller)
+            yield LocalSide(app, caller, policy)
         return
     if target.app_ref is not None:
         raise CliError("--app is for the local database; a server knows its own tasks")
@@ -224,4 +248,4 @@ async def open_backend(target: Target) -> AsyncIterator[JobBackend]:
     if target.tenant is not None:
         raise CliError("--tenant is for the local database; on a server the API key names it")
     async with AsyncClient(url, api_key) as client:
-        yield RemoteBackend(client)
+        yield client

@@ -17,6 +17,7 @@ from typing import TypeVar
 
 import httpx
 
+from backroom.client import webhook_plans as hooks
 from backroom.client.errors import WaitTimeout
 from backroom.client.plans import (
     ClientConfig,
@@ -35,6 +36,7 @@ from backroom.client.plans import (
     listing_params,
 )
 from backroom.client.streams import Event, StreamUnavailable, feed_stream, follow, job_stream
+from backroom.client.webhook_plans import Document, Documents
 from backroom.clock import Clock, SystemClock, block
 from backroom.core.job import JSON, JobState
 
@@ -93,6 +95,7 @@ class Client:
         timeout_s: float | None = None,
         delay_s: float | None = None,
         metadata: dict[str, JSON] | None = None,
+        webhook_url: str | None = None,
     ) -> Submitted:
         """Submit a job; with no `key`, a fresh idempotency key covers the client's retries."""
         options = {
@@ -102,6 +105,7 @@ class Client:
             "timeout_s": timeout_s,
             "delay_s": delay_s,
             "metadata": metadata,
+            "webhook_url": webhook_url,
         }
         return self._run(self._plans.submit(task, input, key, options))
 
@@ -146,6 +150,47 @@ class Client:
     def redrive_all(self, *, task: str | None = None, queue: str | None = None) -> JobIds:
         """Send every failed job (of `task`, of `queue`) back to the queue; their ids."""
         return self._run(self._plans.redrive_all(task, queue))
+
+    def create_webhook(
+        self,
+        url: str,
+        event_types: Sequence[str],
+        *,
+        tasks: Sequence[str] = (),
+        queues: Sequence[str] = (),
+    ) -> Document:
+        """Subscribe the key's tenant to `event_types` (of `tasks`, of `queues`); the
+        subscription's document, with its signing secret (shown only this once)."""
+        return self._run(hooks.create_webhook(self._plans, url, event_types, tasks, queues))
+
+    def webhooks(self) -> Documents:
+        """The tenant's webhook subscriptions (every tenant's for an admin key)."""
+        return self._run(hooks.webhooks(self._plans))
+
+    def get_webhook(self, subscription_id: int) -> Document:
+        """One webhook subscription."""
+        return self._run(hooks.get_webhook(self._plans, subscription_id))
+
+    def delete_webhook(self, subscription_id: int) -> None:
+        """Delete a webhook subscription."""
+        self._run(hooks.delete_webhook(self._plans, subscription_id))
+
+    def rotate_webhook_secret(self, subscription_id: int) -> Document:
+        """A new secret for a subscription (the old one keeps signing for a day)."""
+        return self._run(hooks.rotate_webhook_secret(self._plans, subscription_id))
+
+    def signing_secret(self, *, rotate: bool = False) -> Document:
+        """The secret that signs deliveries to the tenant's jobs' own `webhook_url`;
+        with `rotate`, a new one (the old one keeps signing for a day)."""
+        return self._run(hooks.signing_secret(self._plans, rotate))
+
+    def deliveries(self, job_id: int) -> Documents:
+        """The webhook deliveries of a job's events, with their attempts."""
+        return self._run(hooks.deliveries(self._plans, job_id))
+
+    def redeliver(self, delivery_id: int) -> Document:
+        """Send a delivery again (same body, same `webhook-id`)."""
+        return self._run(hooks.redeliver(self._plans, delivery_id))
 
     def wait(
         self, job_id: int, timeout_s: float | None = None, on_update: JobUpdate | None = None

@@ -155,7 +155,8 @@ class Plans:
             if response is not None and response.status_code < 500:
                 if response.status_code >= 400:
                     raise error_for(response)
-                return response.json(), response
+                # A 204 (a deletion) has no body to read.
+                return (response.json() if response.content else None), response
             if retries_left == 0:
                 assert response is not None  # only a response can get here on the last try
                 raise error_for(response)
