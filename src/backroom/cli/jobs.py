@@ -80,7 +80,7 @@ _UNLIMITED_WIDTH = 100_000
 def _show_listing(documents: list[Document], as_json: bool, wide: bool) -> None:
     """Jobs as JSON, or as a table fitted to the terminal (or, `wide`, uncut)."""
     if as_json:
-        _print_json(documents)
+        print_json(documents)
         return
     # `out` never prints wider than it thinks the terminal is (80 columns in a pipe).
     console = Console(width=_UNLIMITED_WIDTH) if wide else out
