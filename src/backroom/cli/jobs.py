@@ -73,6 +73,12 @@ JsonOption = Annotated[
 WideOption = Annotated[
     bool, typer.Option("--wide", help="Print the table at full width, however wide.")
 ]
+WebhookUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        help="POST the job's outcome here, signed with `webhooks secret`.", show_default=False
+    ),
+]
 # Wider than any terminal: a table then takes its natural width, no column cut.
 _UNLIMITED_WIDTH = 100_000
 
@@ -115,13 +121,7 @@ def submit(
     priority: Annotated[int, typer.Option(help="Higher runs first.")] = 0,
     max_attempts: Annotated[int | None, typer.Option(min=1, help="Attempts.")] = None,
     delay: Annotated[float, typer.Option(min=0, help="Seconds before it may run.")] = 0,
-    webhook_url: Annotated[
-        str | None,
-        typer.Option(
-            help="POST the job's outcome here, signed with `webhooks secret`.",
-            show_default=False,
-        ),
-    ] = None,
+    webhook_url: WebhookUrlOption = None,
     wait: Annotated[
         bool, typer.Option("--wait", help="Follow the job to its end, then print its result.")
     ] = False,
