@@ -72,3 +72,18 @@ def test_a_dropped_stream_resumes_after_the_last_event(run: Runner) -> None:
     assert job.status is JobState.FAILED
     assert "last-event-id" not in seen[0].headers
     assert seen[1].headers["last-event-id"] == "0-2"
+
+
+def test_a_client_told_it_fell_behind_resumes_after_its_last_event(run: Runner) -> None:
+    seen: list[httpx.Request] = []
+    lagged = {"type": "stream.lagged", "detail": "reconnect with Last-Event-ID"}
+    answers: list[Answer] = [
+        stream(("job.started", "0-2", {"job_id": 7}), ("error", "", lagged)),
+        stream(("job.succeeded", "0-5", {"job_id": 7})),
+        httpx.Response(200, json=document(status="succeeded")),
+    ]
+
+    job = run(scripted(answers, seen), FakeClock(), lambda c: c.wait(7))
+
+    assert job.done
+    assert seen[1].headers["last-event-id"] == "0-2"
