@@ -10,7 +10,7 @@ import pytest
 from backroom.clock import SystemClock
 from backroom.core.feed import FeedFilter
 from backroom.core.job import NewJob
-from backroom.service.event_streams import feed_stream
+from backroom.service.event_streams import StreamMessage, feed_stream
 from backroom.service.feed_hub import FeedHub, StreamLagged
 from backroom.store.memory.store import MemoryStore
 
@@ -59,7 +59,11 @@ async def test_a_lagging_feed_stream_ends_with_an_error_event_naming_the_cure() 
     store = MemoryStore()
     hub = FeedHub(lambda: store, SystemClock(), buffer=1)
     messages = feed_stream(store, hub, FeedFilter(), None)
-    first = asyncio.create_task(anext(messages))
+
+    async def next_message() -> StreamMessage:
+        return await anext(messages)
+
+    first = asyncio.create_task(next_message())
     try:
         async with asyncio.timeout(WAIT_S):
             while hub.streams == 0:
