@@ -6,7 +6,7 @@
 
 One process runs what `backroom worker` runs: one worker loop with the webhook
 dispatcher beside it (`install_webhooks`, `alongside`), sending to a receiver process
-(`bench.webhook_receiver`, httptools, answers 204) through a tenant's subscription to
+(`bench.hook_sink`, httptools, answers 204) through a tenant's subscription to
 `job.succeeded`. Two phases on each backend, in a fresh database (SQLite: a temporary
 file; PostgreSQL: a scratch database, dropped after):
 - burst: `--jobs` no-op jobs submitted at once, then the worker started; deliveries/s
@@ -49,7 +49,7 @@ class Receiver:
     """The receiver process, and the (job id, received ns) pairs it has reported."""
 
     def __init__(self) -> None:
-        command = [sys.executable, "-m", "bench.webhook_receiver"]
+        command = [sys.executable, "-m", "bench.hook_sink"]
         self._process = subprocess.Popen(
             command, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )

@@ -1,6 +1,6 @@
 """A fast webhook receiver for the benchmarks: answers every POST 204, says when it got it.
 
-    python -m bench.webhook_receiver
+    python -m bench.hook_sink
 
 It runs in a process of its own (so its parsing does not share a core's time slices
 with the sender's loop), listens on a free loopback port, prints `port N`, then one line
