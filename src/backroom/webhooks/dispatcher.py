@@ -20,7 +20,7 @@ from collections.abc import Callable
 from backroom.clock import Clock
 from backroom.core.errors import StoreError
 from backroom.core.feed import TERMINAL_TYPES, FeedEvent, FeedFilter
-from backroom.core.job import Job, NewJob
+from backroom.core.job import JSON, Job, NewJob
 from backroom.core.webhooks import (
     DELIVERY_QUEUE,
     DELIVERY_TASK,
@@ -30,6 +30,7 @@ from backroom.core.webhooks import (
     WebhookSubscription,
     payload,
 )
+from backroom.service.documents import usage_document
 from backroom.store.protocol import Store
 from backroom.webhooks.delivery import DELIVERY_RETRY
 
@@ -133,8 +134,15 @@ class WebhookDispatcher:
                     continue
                 if event.type in TERMINAL_TYPES and job.webhook_url:
                     wanted.append((JOB_WEBHOOK, job.webhook_url, event.type))
-                found.extend(self._delivery(event, job, *target) for target in wanted)
+                usage = await self._usage(job) if wanted else None
+                found.extend(self._delivery(event, job, usage, *target) for target in wanted)
         return found
+
+    async def _usage(self, job: Job) -> JSON:
+        """What the job's LLM calls used (a job in a lane only), as the job document shows."""
+        if job.lane is None:
+            return None
+        return usage_document(await self._store.usage_totals(job.id))
 
     async def _job(self, jobs: dict[int, Job | None], job_id: int) -> Job | None:
         if job_id not in jobs:
@@ -142,9 +150,9 @@ class WebhookDispatcher:
         return jobs[job_id]
 
     def _delivery(
-        self, event: FeedEvent, job: Job, subscription_id: int, url: str, kind: str
+        self, event: FeedEvent, job: Job, usage: JSON, subscription_id: int, url: str, kind: str
     ) -> NewDelivery:
-        body = payload(kind, event, job, self._status_url(job.id), None)
+        body = payload(kind, event, job, self._status_url(job.id), usage)
         return NewDelivery(
             tenant=event.tenant,
             job_id=event.job_id,
