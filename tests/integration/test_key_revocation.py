@@ -16,7 +16,8 @@ import pytest
 
 from backroom import App
 from backroom.api import ApiSettings, create_api
-from backroom.service.api_keys import issue_key
+from backroom.service.api_keys import issue_key, key_id_of
+from backroom.service.tenant_admin import revoke_key
 
 CACHE_MS = 2_000
 Servers = tuple["App", "ManualClock", list[httpx.AsyncClient]]
@@ -62,8 +63,9 @@ async def clients(database_url: str) -> AsyncIterator[Servers]:
         yield admin, clock, clients
 
 
+@pytest.mark.parametrize("one_key", [False, True], ids=["revoke-all", "revoke-one"])
 async def test_a_revoked_key_fails_on_every_server_within_the_cache_time(
-    clients: Servers,
+    clients: Servers, one_key: bool
 ) -> None:
     admin, clock, servers = clients
     _, key = await issue_key(admin, "acme")
@@ -71,7 +73,10 @@ async def test_a_revoked_key_fails_on_every_server_within_the_cache_time(
     for server in servers:
         assert (await server.get("/v1/jobs", headers=headers)).status_code == 200
 
-    await admin.store.revoke_keys("acme", clock.now())
+    if one_key:
+        await revoke_key(admin, "acme", key_id_of(key))
+    else:
+        await admin.store.revoke_keys("acme", clock.now())
     revoked_at = clock.now()
     # Used every half second, as a busy client would: the use must not keep it alive.
     while clock.now() - revoked_at <= CACHE_MS:

@@ -1,9 +1,9 @@
-"""`backroom tenants create|list|revoke` and `tenants keys create`: tenants and API keys."""
+"""`backroom tenants create|update|list|revoke` and `tenants keys create|list|revoke`."""
 
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 import typer
 from rich.table import Table
@@ -12,8 +12,18 @@ from backroom.cli.local import with_app
 from backroom.cli.options import DbOption, out
 from backroom.cli.targets import CliError
 from backroom.core.usage import DailyBudget
-from backroom.service.api_keys import add_key, create_new_tenant, list_tenants, revoke_keys
+from backroom.service.api_keys import (
+    add_key,
+    create_new_tenant,
+    key_id_of,
+    list_tenants,
+    revoke_keys,
+)
 from backroom.service.documents import iso, usd_text
+from backroom.service.tenant_admin import KEEP, Keep, list_keys, revoke_key, update_tenant
+from backroom.store.protocol import Tenant
+
+T = TypeVar("T")
 
 tenants = typer.Typer(help="Tenants and their API keys.", no_args_is_help=True)
 keys = typer.Typer(help="A tenant's API keys.", no_args_is_help=True)
@@ -27,7 +37,36 @@ def create_key(
 ) -> None:
     """Print a new API key for an existing tenant, once (a lost key's replacement)."""
     key = with_app(db, lambda app: add_key(app, name))
-    out.print(f"tenant {name!r}: new API key (shown only this once):")
+    _print_new_key(f"tenant {name!r}", key)
+
+
+@keys.command("list")
+def list_keys_command(
+    name: Annotated[str, typer.Argument(help="The tenant whose keys to list.")],
+    db: DbOption = None,
+) -> None:
+    """List a tenant's keys by id, with when each was made and revoked (never the key)."""
+    table = Table("id", "created", "revoked")
+    for key in with_app(db, lambda app: list_keys(app, name)):
+        revoked = "-" if key.revoked_at is None else iso(key.revoked_at)
+        table.add_row(key.key_id, iso(key.created_at), revoked)
+    out.print(table)
+
+
+@keys.command("revoke")
+def revoke_key_command(
+    name: Annotated[str, typer.Argument(help="The tenant the key belongs to.")],
+    key_id: Annotated[str, typer.Argument(help="The key's id, as `tenants keys list` shows.")],
+    db: DbOption = None,
+) -> None:
+    """Revoke one API key of a tenant (its other keys and its jobs stay)."""
+    key = with_app(db, lambda app: revoke_key(app, name, key_id))
+    out.print(f"revoked key {key.key_id} of tenant {name!r}")
+
+
+def _print_new_key(whose: str, key: str) -> None:
+    """Show a new key once, on its own line (scripts take the last word), after its id."""
+    out.print(f"{whose}: new API key, id {key_id_of(key)} (the key is shown only this once):")
     print(key)
 
 
@@ -56,8 +95,62 @@ def create(
         ),
     )
     role = "admin tenant" if tenant.admin else "tenant"
-    out.print(f"{role} {tenant.name!r}: new API key (shown only this once):")
-    print(key)
+    _print_new_key(f"{role} {tenant.name!r}", key)
+
+
+@tenants.command()
+def update(
+    name: Annotated[str, typer.Argument(help="The tenant to change.")],
+    max_queued: Annotated[
+        int | None, typer.Option(min=1, help="New cap of queued or running jobs.")
+    ] = None,
+    no_max_queued: Annotated[
+        bool, typer.Option("--no-max-queued", help="Remove the cap of queued jobs.")
+    ] = False,
+    daily_budget_usd: Annotated[
+        str | None,
+        typer.Option(
+            "--daily-budget-usd",
+            "--daily-budget",
+            help="New LLM spend allowed per UTC day, in US dollars.",
+            metavar="USD",
+        ),
+    ] = None,
+    no_daily_budget: Annotated[
+        bool, typer.Option("--no-daily-budget", help="Remove the daily budget.")
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """Change only the given settings of an existing tenant (its keys and jobs stay)."""
+    cap = _setting("--max-queued and --no-max-queued", max_queued, no_max_queued)
+    budget_text = _setting(
+        "--daily-budget-usd and --no-daily-budget", daily_budget_usd, no_daily_budget
+    )
+    if isinstance(cap, Keep) and isinstance(budget_text, Keep):
+        raise CliError(
+            "nothing to change: give --max-queued N, --no-max-queued, "
+            "--daily-budget-usd USD or --no-daily-budget"
+        )
+    budget = budget_text if not isinstance(budget_text, str) else _daily_budget(budget_text)
+    tenant = with_app(db, lambda app: update_tenant(app, name, max_queued=cap, daily_budget=budget))
+    out.print(f"tenant {tenant.name!r}: {_settings_text(tenant)}")
+
+
+def _setting(flags: str, value: T | None, remove: bool) -> T | Keep | None:
+    """The new value of one setting: `value`, None to remove it, or `KEEP` if not given."""
+    if remove and value is not None:
+        raise CliError(f"{flags} contradict each other: give one")
+    if remove:
+        return None
+    return KEEP if value is None else value
+
+
+def _settings_text(tenant: Tenant) -> str:
+    """A tenant's caps in words."""
+    cap = "none" if tenant.max_queued is None else str(tenant.max_queued)
+    budget = tenant.daily_budget
+    spend = "none" if budget is None else usd_text(budget.limit_pico_usd)
+    return f"max queued {cap}, daily budget USD {spend}"
 
 
 def _daily_budget(text: str) -> DailyBudget:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from dataclasses import replace
 
 from backroom.core.errors import BackroomError
 from backroom.core.tenant_names import check_tenant_name
 from backroom.core.usage import DailyBudget
 from backroom.service.context import AppParts
-from backroom.store.protocol import Tenant
+from backroom.store.protocol import KeyInfo, Tenant
 
 __all__ = [
     "KEY_PREFIX",
@@ -27,6 +28,7 @@ __all__ = [
     "generate_api_key",
     "hash_api_key",
     "issue_key",
+    "key_id_of",
     "list_tenants",
     "revoke_keys",
     "tenant_for_key_hash",
@@ -44,6 +46,11 @@ def generate_api_key() -> str:
 def hash_api_key(key: str) -> str:
     """The hex SHA-256 digest under which `key` is stored."""
     return hashlib.sha256(key.encode()).hexdigest()
+
+
+def key_id_of(key: str) -> str:
+    """The short id under which `key` is listed and revoked (a prefix of its hash)."""
+    return KeyInfo(hash_api_key(key), 0).key_id
 
 
 async def issue_key(
@@ -112,7 +119,8 @@ async def add_key(app: AppParts, name: str) -> str:
     if tenant is None:
         raise UnknownTenant(name)
     key = generate_api_key()
-    await app.store.create_tenant(tenant, hash_api_key(key))
+    # The key is made now; the tenant keeps its own creation time.
+    await app.store.create_tenant(replace(tenant, created_at=app.clock.now()), hash_api_key(key))
     return key
 
 

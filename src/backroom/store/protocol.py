@@ -24,6 +24,7 @@ from backroom.store.feed_protocol import EventFeed, FeedStore, WebhookStore
 from backroom.store.records import (
     HeartbeatResult,
     JobFilter,
+    KeyInfo,
     LaneStatus,
     OnceRecord,
     QueueStats,
@@ -33,9 +34,11 @@ from backroom.store.records import (
     UsageGroup,
     UsageQuery,
 )
+from backroom.store.tenant_protocol import TenantStore
 
 # The values are records; they are named here too, where the store's users look.
-__all__ = ["HeartbeatResult", "JobFilter", "OnceRecord", "QueueStats", "RedriveFilter", "Tenant"]
+__all__ = ["HeartbeatResult", "JobFilter", "KeyInfo", "OnceRecord", "QueueStats", "RedriveFilter"]
+__all__ += ["Tenant"]
 __all__ += ["AdminStore", "AttemptStore", "EventStore", "HandlerWriteStore", "JobStore"]
 __all__ += ["LaneStore", "LeaseStore", "ServiceStore", "Store", "TenantStore", "UsageStore"]
 __all__ += ["EventFeed", "WebhookStore", "WorkerStore", "WriteCheck"]
@@ -141,25 +144,6 @@ class HandlerWriteStore(Protocol):
 
     async def once_abort(self, lease: Lease, name: str) -> None:
         """Forget the `once` entry this lease began: its effect raised, so it may run again."""
-
-
-class TenantStore(Protocol):
-    """Tenants and their API keys (keys are stored as SHA-256 hashes only)."""
-
-    async def create_tenant(self, tenant: Tenant, key_hash: str) -> Tenant:
-        """Create `tenant` (or update its caps if it exists) and add the key to it."""
-
-    async def tenant_for_key(self, key_hash: str) -> Tenant | None:
-        """The tenant an unrevoked key belongs to, or None."""
-
-    async def get_tenant(self, name: str) -> Tenant | None:
-        """The tenant called `name`, or None."""
-
-    async def list_tenants(self) -> list[Tenant]:
-        """Every tenant, by name."""
-
-    async def revoke_keys(self, tenant: str, now: int) -> int:
-        """Revoke every key of the tenant; how many were revoked."""
 
 
 class LaneStore(Protocol):

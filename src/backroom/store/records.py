@@ -137,3 +137,23 @@ class Tenant:
     max_queued: int | None = None
     admin: bool = False
     daily_budget: DailyBudget | None = None
+
+
+KEY_ID_LENGTH = 12
+
+
+@dataclass(frozen=True, slots=True)
+class KeyInfo:
+    """One API key as listed: its stored hash (never the key) and when it was made and revoked.
+
+    Its id, `key_id`, is the first `KEY_ID_LENGTH` hex digits of the hash.
+    """
+
+    key_hash: str
+    created_at: int
+    revoked_at: int | None = None
+
+    @property
+    def key_id(self) -> str:
+        """The short id a person uses for this key (a prefix of its hash)."""
+        return self.key_hash[:KEY_ID_LENGTH]

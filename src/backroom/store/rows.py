@@ -140,9 +140,9 @@ def tenant_from_row(row: Row) -> Tenant:
     )
 
 
-def budget_column(tenant: Tenant) -> int | None:
-    """The `daily_budget_pico_usd` column of a tenant's row."""
-    return None if tenant.daily_budget is None else tenant.daily_budget.limit_pico_usd
+def budget_column(budget: DailyBudget | None) -> int | None:
+    """The `daily_budget_pico_usd` column of a tenant's row with this budget."""
+    return None if budget is None else budget.limit_pico_usd
 
 
 def task_backlog_from_row(row: Row, now: int) -> TaskBacklog:

@@ -5,9 +5,10 @@ from __future__ import annotations
 import dataclasses
 
 from backroom.core.errors import StoreError
+from backroom.core.usage import DailyBudget
 from backroom.store.memory.part import MemoryPart
 from backroom.store.memory.tables import KeyRow, MemoryTables
-from backroom.store.protocol import Tenant
+from backroom.store.protocol import KeyInfo, Tenant
 
 
 def _create_tenant(tables: MemoryTables, tenant: Tenant, key_hash: str) -> Tenant:
@@ -18,6 +19,8 @@ def _create_tenant(tables: MemoryTables, tenant: Tenant, key_hash: str) -> Tenan
     """
     if key_hash in tables.api_keys:
         raise StoreError("memory store: that API key is stored already")
+    # The key is made now; the tenant keeps the time it was first made, as in SQL.
+    key = KeyRow(tenant.name, tenant.created_at)
     known = tables.tenants.get(tenant.name)
     if known is not None:
         tenant = dataclasses.replace(
@@ -27,7 +30,7 @@ def _create_tenant(tables: MemoryTables, tenant: Tenant, key_hash: str) -> Tenan
             daily_budget=tenant.daily_budget,
         )
     tables.tenants[tenant.name] = tenant
-    tables.api_keys[key_hash] = KeyRow(tenant.name, tenant.created_at)
+    tables.api_keys[key_hash] = key
     return tenant
 
 
@@ -52,12 +55,53 @@ def _revoke_keys(tables: MemoryTables, tenant: str, now: int) -> int:
     return revoked
 
 
+def _update_tenant(
+    tables: MemoryTables, name: str, max_queued: int | None, budget: DailyBudget | None
+) -> Tenant | None:
+    """Set the tenant's caps; the tenant, or None if unknown."""
+    known = tables.tenants.get(name)
+    if known is None:
+        return None
+    tenant = dataclasses.replace(known, max_queued=max_queued, daily_budget=budget)
+    tables.tenants[name] = tenant
+    return tenant
+
+
+def _list_keys(tables: MemoryTables, tenant: str) -> list[KeyInfo]:
+    """Every key of the tenant, oldest first."""
+    keys = [
+        KeyInfo(key_hash, key.created_at, key.revoked_at)
+        for key_hash, key in tables.api_keys.items()
+        if key.tenant == tenant
+    ]
+    return sorted(keys, key=lambda info: (info.created_at, info.key_hash))
+
+
+def _revoke_key(tables: MemoryTables, tenant: str, prefix: str, now: int) -> bool:
+    """Revoke the tenant's one unrevoked key the prefix names (see `TenantStore.revoke_key`)."""
+    matches = [
+        key
+        for key_hash, key in tables.api_keys.items()
+        if key.tenant == tenant and key_hash.startswith(prefix)
+    ]
+    if len(matches) != 1 or matches[0].revoked_at is not None:
+        return False
+    matches[0].revoked_at = now
+    return True
+
+
 class MemoryTenants(MemoryPart):
     """Tenants and their API keys (see `TenantStore`)."""
 
     async def create_tenant(self, tenant: Tenant, key_hash: str) -> Tenant:
         """Create `tenant` (or update its caps if it exists) and add the key to it."""
         return _create_tenant(self._tables, tenant, key_hash)
+
+    async def update_tenant(
+        self, name: str, max_queued: int | None, daily_budget: DailyBudget | None
+    ) -> Tenant | None:
+        """Set the caps of tenant `name`; the tenant, or None if unknown."""
+        return _update_tenant(self._tables, name, max_queued, daily_budget)
 
     async def tenant_for_key(self, key_hash: str) -> Tenant | None:
         """The tenant an unrevoked key belongs to, or None."""
@@ -74,3 +118,11 @@ class MemoryTenants(MemoryPart):
     async def revoke_keys(self, tenant: str, now: int) -> int:
         """Revoke every key of the tenant; how many were revoked."""
         return _revoke_keys(self._tables, tenant, now)
+
+    async def list_keys(self, tenant: str) -> list[KeyInfo]:
+        """Every key of the tenant, revoked or not, oldest first."""
+        return _list_keys(self._tables, tenant)
+
+    async def revoke_key(self, tenant: str, key_id_prefix: str, now: int) -> bool:
+        """Revoke the tenant's one key whose hash starts with the prefix (see `TenantStore`)."""
+        return _revoke_key(self._tables, tenant, key_id_prefix, now)

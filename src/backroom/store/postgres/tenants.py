@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from backroom.core.usage import DailyBudget
 from backroom.store.postgres.part import PostgresPart
-from backroom.store.records import Tenant
+from backroom.store.records import KeyInfo, Tenant
 from backroom.store.rows import budget_column, tenant_from_row
 
 _TENANT_COLUMNS = "name, created_at, max_queued, admin, daily_budget_pico_usd"
+# Revokes only when exactly one of the tenant's keys, revoked or not, has the prefix.
+_REVOKE_ONE_KEY = (
+    "UPDATE api_keys SET revoked_at = $1 WHERE tenant = $2 AND starts_with(key_hash, $3) "
+    "AND revoked_at IS NULL AND (SELECT count(*) FROM api_keys "
+    "WHERE tenant = $2 AND starts_with(key_hash, $3)) = 1"
+)
 
 
 class PostgresTenants(PostgresPart):
@@ -26,7 +33,7 @@ class PostgresTenants(PostgresPart):
                     tenant.created_at,
                     tenant.max_queued,
                     tenant.admin,
-                    budget_column(tenant),
+                    budget_column(tenant.daily_budget),
                 )
                 await connection.execute(
                     "INSERT INTO api_keys (key_hash, tenant, created_at) VALUES ($1, $2, $3)",
@@ -36,6 +43,20 @@ class PostgresTenants(PostgresPart):
                 )
             assert row is not None  # INSERT ... RETURNING always yields the row
             return tenant_from_row(row)
+
+    async def update_tenant(
+        self, name: str, max_queued: int | None, daily_budget: DailyBudget | None
+    ) -> Tenant | None:
+        """Set the caps of tenant `name`; the tenant, or None if unknown."""
+        async with self._database.connection() as connection:
+            row = await connection.fetchrow(
+                "UPDATE tenants SET max_queued = $1, daily_budget_pico_usd = $2 WHERE name = $3 "
+                f"RETURNING {_TENANT_COLUMNS}",
+                max_queued,
+                budget_column(daily_budget),
+                name,
+            )
+            return None if row is None else tenant_from_row(row)
 
     async def tenant_for_key(self, key_hash: str) -> Tenant | None:
         """The tenant an unrevoked key belongs to, or None."""
@@ -72,3 +93,19 @@ class PostgresTenants(PostgresPart):
             )
             # asyncpg reports "UPDATE <count>".
             return int(status.rsplit(" ", 1)[-1])
+
+    async def list_keys(self, tenant: str) -> list[KeyInfo]:
+        """Every key of the tenant, revoked or not, oldest first."""
+        async with self._database.connection() as connection:
+            rows = await connection.fetch(
+                "SELECT key_hash, created_at, revoked_at FROM api_keys WHERE tenant = $1 "
+                "ORDER BY created_at, key_hash",
+                tenant,
+            )
+            return [KeyInfo(row["key_hash"], row["created_at"], row["revoked_at"]) for row in rows]
+
+    async def revoke_key(self, tenant: str, key_id_prefix: str, now: int) -> bool:
+        """Revoke the tenant's one key whose hash starts with the prefix (see `TenantStore`)."""
+        async with self._database.connection() as connection:
+            status = await connection.execute(_REVOKE_ONE_KEY, now, tenant, key_id_prefix)
+            return status == "UPDATE 1"

@@ -4,11 +4,18 @@ from __future__ import annotations
 
 import sqlite3
 
-from backroom.store.records import Tenant
+from backroom.core.usage import DailyBudget
+from backroom.store.records import KeyInfo, Tenant
 from backroom.store.rows import budget_column, tenant_from_row
 from backroom.store.sqlite.part import SqlitePart
 
 _TENANT_COLUMNS = "name, created_at, max_queued, admin, daily_budget_pico_usd"
+# Revokes only when exactly one of the tenant's keys, revoked or not, has the prefix.
+_REVOKE_ONE_KEY = (
+    "UPDATE api_keys SET revoked_at = ?1 WHERE tenant = ?2 AND substr(key_hash, 1, ?4) = ?3 "
+    "AND revoked_at IS NULL AND (SELECT count(*) FROM api_keys "
+    "WHERE tenant = ?2 AND substr(key_hash, 1, ?4) = ?3) = 1"
+)
 
 
 def _create_tenant(connection: sqlite3.Connection, tenant: Tenant, key_hash: str) -> Tenant:
@@ -23,7 +30,7 @@ def _create_tenant(connection: sqlite3.Connection, tenant: Tenant, key_hash: str
             tenant.created_at,
             tenant.max_queued,
             int(tenant.admin),
-            budget_column(tenant),
+            budget_column(tenant.daily_budget),
         ),
     ).fetchone()
     connection.execute(
@@ -31,6 +38,18 @@ def _create_tenant(connection: sqlite3.Connection, tenant: Tenant, key_hash: str
         (key_hash, tenant.name, tenant.created_at),
     )
     return tenant_from_row(row)
+
+
+def _update_tenant(
+    connection: sqlite3.Connection, name: str, max_queued: int | None, budget: DailyBudget | None
+) -> Tenant | None:
+    """Set the tenant's caps; the tenant, or None if unknown."""
+    row = connection.execute(
+        "UPDATE tenants SET max_queued = ?, daily_budget_pico_usd = ? WHERE name = ? "
+        f"RETURNING {_TENANT_COLUMNS}",
+        (max_queued, budget_column(budget), name),
+    ).fetchone()
+    return None if row is None else tenant_from_row(row)
 
 
 def _tenant_for_key(connection: sqlite3.Connection, key_hash: str) -> Tenant | None:
@@ -67,6 +86,22 @@ def _revoke_keys(connection: sqlite3.Connection, tenant: str, now: int) -> int:
     return cursor.rowcount
 
 
+def _list_keys(connection: sqlite3.Connection, tenant: str) -> list[KeyInfo]:
+    """Every key of the tenant, oldest first."""
+    rows = connection.execute(
+        "SELECT key_hash, created_at, revoked_at FROM api_keys WHERE tenant = ? "
+        "ORDER BY created_at, key_hash",
+        (tenant,),
+    ).fetchall()
+    return [KeyInfo(row["key_hash"], row["created_at"], row["revoked_at"]) for row in rows]
+
+
+def _revoke_key(connection: sqlite3.Connection, tenant: str, prefix: str, now: int) -> bool:
+    """Revoke the tenant's one unrevoked key the prefix names (see `TenantStore.revoke_key`)."""
+    cursor = connection.execute(_REVOKE_ONE_KEY, (now, tenant, prefix, len(prefix)))
+    return cursor.rowcount == 1
+
+
 class SqliteTenants(SqlitePart):
     """Tenants and their API keys (see `TenantStore`)."""
 
@@ -74,6 +109,14 @@ class SqliteTenants(SqlitePart):
         """Create `tenant` (or update its caps if it exists) and add the key to it."""
         return await self._database.write(
             lambda connection: _create_tenant(connection, tenant, key_hash)
+        )
+
+    async def update_tenant(
+        self, name: str, max_queued: int | None, daily_budget: DailyBudget | None
+    ) -> Tenant | None:
+        """Set the caps of tenant `name`; the tenant, or None if unknown."""
+        return await self._database.write(
+            lambda connection: _update_tenant(connection, name, max_queued, daily_budget)
         )
 
     async def tenant_for_key(self, key_hash: str) -> Tenant | None:
@@ -91,3 +134,13 @@ class SqliteTenants(SqlitePart):
     async def revoke_keys(self, tenant: str, now: int) -> int:
         """Revoke every key of the tenant; how many were revoked."""
         return await self._database.write(lambda connection: _revoke_keys(connection, tenant, now))
+
+    async def list_keys(self, tenant: str) -> list[KeyInfo]:
+        """Every key of the tenant, revoked or not, oldest first."""
+        return await self._database.read(lambda connection: _list_keys(connection, tenant))
+
+    async def revoke_key(self, tenant: str, key_id_prefix: str, now: int) -> bool:
+        """Revoke the tenant's one key whose hash starts with the prefix (see `TenantStore`)."""
+        return await self._database.write(
+            lambda connection: _revoke_key(connection, tenant, key_id_prefix, now)
+        )
