@@ -13,6 +13,7 @@ from backroom.cli.options import DbOption, out
 from backroom.cli.targets import CliError
 from backroom.core.usage import DailyBudget
 from backroom.service.api_keys import (
+    Tenant,
     add_key,
     create_new_tenant,
     key_id_of,
@@ -21,7 +22,6 @@ from backroom.service.api_keys import (
 )
 from backroom.service.documents import iso, usd_text
 from backroom.service.tenant_admin import KEEP, Keep, list_keys, revoke_key, update_tenant
-from backroom.store.protocol import Tenant
 
 T = TypeVar("T")
 
