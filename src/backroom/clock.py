@@ -44,6 +44,18 @@ class SystemClock:
         await asyncio.sleep(max(0.0, ms) / 1000)
 
 
+async def sleep_unless(clock: Clock, ms: float, *events: asyncio.Event) -> None:
+    """Sleep `ms` on `clock`, or less if any of `events` is set first."""
+    waiters: list[asyncio.Future[object]] = [asyncio.ensure_future(clock.sleep(ms))]
+    waiters += [asyncio.ensure_future(event.wait()) for event in events]
+    try:
+        await asyncio.wait(waiters, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        for waiter in waiters:
+            waiter.cancel()
+        await asyncio.gather(*waiters, return_exceptions=True)
+
+
 def block(seconds: float) -> None:
     """Hold the calling thread for `seconds` of real time (for code with no event loop)."""
     time.sleep(max(0.0, seconds))

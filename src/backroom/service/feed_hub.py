@@ -14,7 +14,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator, Callable
 
-from backroom.clock import Clock
+from backroom.clock import Clock, sleep_unless
 from backroom.core.errors import StoreError
 from backroom.core.feed import FeedEvent, FeedFilter
 from backroom.store.protocol import ServiceStore
@@ -124,14 +124,4 @@ class FeedHub:
                         stream.offer(event)
                 position = page.position
                 continue
-            await self._pause()
-
-    async def _pause(self) -> None:
-        woken = asyncio.ensure_future(self._woken.wait())
-        slept = asyncio.ensure_future(self._clock.sleep(self._poll_ms))
-        try:
-            await asyncio.wait({woken, slept}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            woken.cancel()
-            slept.cancel()
-            await asyncio.gather(woken, slept, return_exceptions=True)
+            await sleep_unless(self._clock, self._poll_ms, self._woken)

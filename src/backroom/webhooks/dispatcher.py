@@ -12,12 +12,11 @@ event is turned into its deliveries once, whatever crashes in between.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections import defaultdict
 from collections.abc import Callable
 
-from backroom.clock import Clock
+from backroom.clock import Clock, sleep_unless
 from backroom.core.errors import StoreError
 from backroom.core.feed import TERMINAL_TYPES, FeedEvent, FeedFilter
 from backroom.core.job import JSON, Job, NewJob
@@ -96,7 +95,7 @@ class WebhookDispatcher:
             except StoreError as error:
                 # The store comes back by itself (a restart, a terminated session): wait.
                 log.warning("webhook dispatch failed, will retry: %s", error)
-            await self._pause(stopping, poll_ms)
+            await sleep_unless(self._clock, poll_ms, self._woken, stopping)
 
     async def dispatch_once(self) -> int:
         """Dispatch one batch; how many feed events it covered (0: nothing new)."""
@@ -162,15 +161,3 @@ class WebhookDispatcher:
             url=url,
             payload=body,
         )
-
-    async def _pause(self, stopping: asyncio.Event, poll_ms: int) -> None:
-        woken = asyncio.ensure_future(self._woken.wait())
-        stopped = asyncio.ensure_future(stopping.wait())
-        slept = asyncio.ensure_future(self._clock.sleep(poll_ms))
-        try:
-            await asyncio.wait({woken, stopped, slept}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for waiter in (woken, stopped, slept):
-                waiter.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.gather(woken, stopped, slept, return_exceptions=True)
