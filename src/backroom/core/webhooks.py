@@ -42,6 +42,13 @@ SUBSCRIBABLE_TYPES = (*sorted(TERMINAL_TYPES), "job.dead_lettered", "job.progres
 """The event types a subscription may ask for; `job.dead_lettered` is a job that failed."""
 
 
+def signing_secrets(secret: str, previous: str | None, until: int | None, now: int) -> list[str]:
+    """`secret`, and `previous` too while its rotation grace (before `until`) lasts."""
+    if previous and (until or 0) > now:
+        return [secret, previous]
+    return [secret]
+
+
 @dataclass(frozen=True, slots=True)
 class WebhookSubscription:
     """A tenant's standing request for signed POSTs of some events."""
@@ -63,10 +70,7 @@ class WebhookSubscription:
 
     def signing_secrets(self, now: int) -> list[str]:
         """The secrets to sign with at `now`: the current one, and the previous one in its grace."""
-        secrets = [self.secret]
-        if self.previous_secret and (self.previous_secret_until or 0) > now:
-            secrets.append(self.previous_secret)
-        return secrets
+        return signing_secrets(self.secret, self.previous_secret, self.previous_secret_until, now)
 
     def wanted_types(self, event: FeedEvent) -> list[str]:
         """The types under which this subscription wants `event` (none, one, or two)."""
@@ -104,11 +108,8 @@ class SigningSecret:
     previous_secret_until: int | None = None
 
     def signing_secrets(self, now: int) -> list[str]:
-        """The secrets to sign with at `now`."""
-        secrets = [self.secret]
-        if self.previous_secret and (self.previous_secret_until or 0) > now:
-            secrets.append(self.previous_secret)
-        return secrets
+        """The secrets to sign with at `now`: the current one, and the previous one in its grace."""
+        return signing_secrets(self.secret, self.previous_secret, self.previous_secret_until, now)
 
 
 @dataclass(frozen=True, slots=True)
