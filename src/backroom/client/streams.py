@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import httpx
 from httpx_sse import ServerSentEvent, aconnect_sse, connect_sse
@@ -103,16 +104,42 @@ def _check(response: httpx.Response) -> None:
 class _Position:
     """The last event id seen, and how many reconnects failed in a row."""
 
-    def __init__(self, after: str | None) -> None:
-        self.last = after
+    def __init__(self, request: StreamRequest) -> None:
+        self.request = request
+        self.last = request.after
         self.failures = 0
 
-    def seen(self, event: Event) -> None:
+    def connection(self) -> dict[str, Any]:
+        """The arguments of (a)connect_sse beside the client, method and path."""
+        request = self.request
+        return {
+            "params": request.params,
+            "headers": request.headers(self.last),
+            "timeout": request.timeout(),
+        }
+
+    def take(self, sse: ServerSentEvent) -> Event:
+        """The event `sse` carries; a server's `error` event breaks the stream to reconnect."""
+        event = _event(sse)
+        if event.type == "error":
+            raise httpx.ReadError(str(event.data.get("detail", "stream error")))
         self.failures = 0
         if event.id:
             self.last = event.id
+        return event
 
-    def failed(self, error: Exception) -> None:
+    def pause_after(self, error: httpx.TransportError) -> float:
+        """Seconds to wait before reconnecting after `error` (raised again when it ends the
+        wait: a silence past `read_timeout_s`, or too many failures in a row)."""
+        if isinstance(error, httpx.ReadTimeout):
+            if self.request.read_timeout_s is not None:
+                raise error
+            self._count(TimeoutError("silent stream"))
+            return 0.0
+        self._count(error)
+        return min(2.0, 0.1 * (1 << self.failures))
+
+    def _count(self, error: Exception) -> None:
         self.failures += 1
         if self.failures > MAX_RECONNECTS:
             raise ServerUnreachable(f"the event stream keeps failing: {error}") from error
@@ -122,35 +149,19 @@ def follow(
     http: httpx.Client, request: StreamRequest, pause: Callable[[float], None]
 ) -> Iterator[Event]:
     """The stream's events as they come, reconnecting where it left off."""
-    position = _Position(request.after)
+    position = _Position(request)
     while True:
         try:
-            with connect_sse(
-                http,
-                "GET",
-                request.path,
-                params=request.params,
-                headers=request.headers(position.last),
-                timeout=request.timeout(),
-            ) as source:
+            with connect_sse(http, "GET", request.path, **position.connection()) as source:
                 if source.response.status_code != 200:
                     source.response.read()
                 _check(source.response)
                 for sse in source.iter_sse():
-                    event = _event(sse)
-                    if event.type == "error":
-                        raise httpx.ReadError(str(event.data.get("detail", "stream error")))
-                    position.seen(event)
-                    yield event
+                    yield position.take(sse)
             if request.ends_on_close:
                 return
-        except httpx.ReadTimeout:
-            if request.read_timeout_s is not None:
-                raise
-            position.failed(TimeoutError("silent stream"))
         except httpx.TransportError as error:
-            position.failed(error)
-            pause(min(2.0, 0.1 * 2**position.failures))
+            pause(position.pause_after(error))
 
 
 async def afollow(
@@ -159,32 +170,16 @@ async def afollow(
     pause: Callable[[float], Awaitable[None]],
 ) -> AsyncIterator[Event]:
     """`follow` for `httpx.AsyncClient`; `pause` is awaited between reconnects."""
-    position = _Position(request.after)
+    position = _Position(request)
     while True:
         try:
-            async with aconnect_sse(
-                http,
-                "GET",
-                request.path,
-                params=request.params,
-                headers=request.headers(position.last),
-                timeout=request.timeout(),
-            ) as source:
+            async with aconnect_sse(http, "GET", request.path, **position.connection()) as source:
                 if source.response.status_code != 200:
                     await source.response.aread()
                 _check(source.response)
                 async for sse in source.aiter_sse():
-                    event = _event(sse)
-                    if event.type == "error":
-                        raise httpx.ReadError(str(event.data.get("detail", "stream error")))
-                    position.seen(event)
-                    yield event
+                    yield position.take(sse)
             if request.ends_on_close:
                 return
-        except httpx.ReadTimeout:
-            if request.read_timeout_s is not None:
-                raise
-            position.failed(TimeoutError("silent stream"))
         except httpx.TransportError as error:
-            position.failed(error)
-            await pause(min(2.0, 0.1 * 2**position.failures))
+            await pause(position.pause_after(error))
