@@ -146,8 +146,15 @@ async def test_streamed_output_grows_while_the_job_runs(app: App) -> None:
     deadline = app.clock.now() + DEADLINE_MS
     job = await app.get(submitted.job.id)
     while not job.state.terminal and app.clock.now() < deadline:
-        if job.state is JobState.RUNNING and job.partial and job.partial not in seen:
-            seen.append(job.partial)
+        partial = job.partial
+        if (
+            job.state is JobState.RUNNING
+            and partial
+            and partial["text"]
+            and partial["text"] not in seen
+        ):
+            assert partial["attempt"] == 1
+            seen.append(partial["text"])
         await app.clock.sleep(POLL_MS)
         job = await app.get(submitted.job.id)
     await running
@@ -159,7 +166,7 @@ async def test_streamed_output_grows_while_the_job_runs(app: App) -> None:
     assert all(final.startswith(text) for text in seen)
     assert [len(text) for text in seen] == sorted({len(text) for text in seen})
     # Once done, the partial output is the whole answer, not the last tick's prefix.
-    assert (job.progress, job.partial) == (1.0, final)
+    assert (job.progress, job.partial) == (1.0, {"attempt": 1, "text": final})
 
 
 async def test_a_spent_budget_fails_the_next_job_when_the_worker_says_so(app: App) -> None:

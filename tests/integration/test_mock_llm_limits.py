@@ -77,7 +77,7 @@ async def test_past_the_request_limit_a_429_says_when_to_come_back(
     assert error.rate_limits.requests == RateLimitWindow(limit=2, remaining=0, reset_ms=60_000)
     assert str(error) == (
         "RateLimitError (HTTP 429): Rate limit reached for mock-1 on requests per min: "
-        "Limit 2, Requested 1. Please try again in 30s."
+        "Limit 2, Requested 1. Please try again in 30s. (POST /v1/responses)"
     )
     assert isinstance(error.__cause__, openai.RateLimitError)
     headers = error.__cause__.response.headers

@@ -106,16 +106,57 @@ def test_sdk_status_errors_name_the_class_and_the_providers_message() -> None:
     sdk_error = openai.RateLimitError("Error code: 429 - ...", response=response, body=body)
     error = error_for_exception(sdk_error, now=NOW)
     assert isinstance(error, RateLimited)
-    assert str(error) == "RateLimitError (HTTP 429): Rate limit reached for requests"
+    assert str(error) == (
+        "RateLimitError (HTTP 429): Rate limit reached for requests (POST /v1/responses)"
+    )
     assert error.after_ms == 3000
 
 
-def test_sdk_status_errors_without_a_json_body_keep_the_sdk_message() -> None:
+def test_sdk_status_errors_without_a_json_body_keep_the_body() -> None:
     response = httpx2.Response(502, request=REQUEST)
     sdk_error = openai.InternalServerError("Error code: 502", response=response, body="Bad Gateway")
     error = error_for_exception(sdk_error, now=NOW)
     assert type(error) is Retryable
-    assert str(error) == "InternalServerError (HTTP 502): Error code: 502"
+    assert str(error) == "InternalServerError (HTTP 502): Bad Gateway (POST /v1/responses)"
+
+
+def test_sdk_status_errors_without_a_body_keep_the_sdk_message() -> None:
+    response = httpx2.Response(502, request=REQUEST)
+    sdk_error = openai.InternalServerError("Error code: 502", response=response, body=None)
+    error = error_for_exception(sdk_error, now=NOW)
+    assert str(error) == "InternalServerError (HTTP 502): Error code: 502 (POST /v1/responses)"
+
+
+def test_a_long_body_is_trimmed_and_kept_on_one_line() -> None:
+    response = httpx2.Response(500, request=REQUEST)
+    html = "<html>\n  <body>" + "x" * 1000 + "</body>\n</html>"
+    sdk_error = openai.InternalServerError("Error code: 500", response=response, body=html)
+    message = str(error_for_exception(sdk_error, now=NOW))
+    assert message.startswith("InternalServerError (HTTP 500): <html> <body>xxx")
+    assert message.endswith("x... (POST /v1/responses)")
+    assert len(message) == len("InternalServerError (HTTP 500): ") + 500 + len(
+        "... (POST /v1/responses)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("body", "hinted"),
+    [
+        ({"detail": "Not Found"}, True),
+        ("404 page not found", True),
+        ({"message": "The model `x` does not exist", "code": "model_not_found"}, False),
+    ],
+)
+def test_a_404_from_the_responses_api_suggests_chat_only(body: object, hinted: bool) -> None:
+    response = httpx2.Response(404, request=REQUEST)
+    sdk_error = openai.NotFoundError("Error code: 404", response=response, body=body)
+    message = str(error_for_exception(sdk_error, now=NOW))
+    assert message.startswith("NotFoundError (HTTP 404): ")
+    assert ("set `chat_only = true` on its provider" in message) is hinted
+    chat_request = httpx2.Request("POST", "http://provider.test/v1/chat/completions")
+    chat_response = httpx2.Response(404, request=chat_request)
+    on_chat = openai.NotFoundError("Error code: 404", response=chat_response, body=body)
+    assert "chat_only" not in str(error_for_exception(on_chat, now=NOW))
 
 
 def test_timeouts_and_connection_errors_are_retryable() -> None:
@@ -125,6 +166,19 @@ def test_timeouts_and_connection_errors_are_retryable() -> None:
     assert str(timeout) == "APITimeoutError: Request timed out."
     assert type(refused) is Retryable
     assert str(refused) == "APIConnectionError: Connection error."
+
+
+def test_a_connection_error_names_its_cause() -> None:
+    try:
+        try:
+            raise httpx2.RemoteProtocolError("peer closed connection")
+        except httpx2.RemoteProtocolError as cause:
+            raise openai.APIConnectionError(request=REQUEST) from cause
+    except openai.APIConnectionError as sdk_error:
+        error = error_for_exception(sdk_error, now=NOW)
+    assert str(error) == (
+        "APIConnectionError: Connection error. (RemoteProtocolError: peer closed connection)"
+    )
 
 
 def test_an_error_reported_mid_stream_is_judged_by_its_code() -> None:

@@ -20,6 +20,10 @@ NOW = 1_800_000_000_000
         ("please [fault:500] now", Fault("500")),
         ("[fault:insufficient_quota]", Fault("insufficient_quota")),
         ("[fault:stream_error]", Fault("stream_error")),
+        ("[fault:malformed_chunk]", Fault("malformed_chunk")),
+        ("[fault:cut_off:first=1]", Fault("cut_off", (("first", "1"),))),
+        ("[fault:no_terminal]", Fault("no_terminal")),
+        ("[fault:404:body=detail]", Fault("404", (("body", "detail"),))),
         ("[fault:503:first=2]", Fault("503", (("first", "2"),))),
         (
             "[fault:429:retry-after=1.5:retry-after-ms=250:should-retry=true]",
@@ -45,6 +49,7 @@ def test_directives_are_found_in_the_text(text: str, fault: Fault | None) -> Non
         ("[fault:500:often=1]", "unknown fault option 'often'"),
         ("[fault:500:first=two]", "fault option first needs a whole number"),
         ("[fault:429:retry-after-date=1.5]", "fault option retry-after-date needs a whole"),
+        ("[fault:404:body=xml]", "fault option body needs one of detail, empty, text"),
     ],
 )
 def test_malformed_directives_are_refused(text: str, message: str) -> None:
@@ -86,6 +91,23 @@ def test_a_scripted_status_answer_keeps_the_given_headers() -> None:
             "code": "rate_limit_exceeded",
         }
     }
+
+
+@pytest.mark.parametrize(
+    ("shape", "content_type", "body"),
+    [
+        ("detail", "application/json", b'{"detail":"Scripted fault: 404"}'),
+        ("text", "text/plain; charset=utf-8", b"404 scripted fault: not an OpenAI error body\n"),
+        ("empty", "text/plain; charset=utf-8", b""),
+    ],
+)
+def test_a_foreign_error_body(shape: str, content_type: str, body: bytes) -> None:
+    fault = Fault("404", (("body", shape), ("retry-after", "1")))
+    response = fault_response(fault, now=NOW, headers={})
+    assert response.status_code == 404
+    assert response.headers["content-type"] == content_type
+    assert response.headers["retry-after"] == "1"
+    assert bytes(response.body) == body
 
 
 def test_insufficient_quota_looks_like_openais() -> None:

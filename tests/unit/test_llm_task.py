@@ -75,6 +75,20 @@ async def app(base_url: str, sink: ReportList) -> AsyncIterator[App]:
     await respond_task.aclose()
 
 
+@pytest.fixture
+def partials(app: App, monkeypatch: pytest.MonkeyPatch) -> list[JSON]:
+    """Every partial output the jobs store, in order."""
+    stored: list[JSON] = []
+    store_progress = app.store.set_progress
+
+    async def spy(lease: Lease, fraction: float | None, partial: JSON, now: int) -> bool:
+        stored.append(partial)
+        return await store_progress(lease, fraction, partial, now)
+
+    monkeypatch.setattr(app.store, "set_progress", spy)
+    return stored
+
+
 async def run_job(app: App, payload: JSON, tenant: str = "acme") -> Job:
     submitted = await app.submit("llm.respond", payload, tenant=tenant)
     await run_until_idle(app, WorkerConfig(poll_interval_ms=POLL_MS))
@@ -133,27 +147,42 @@ async def test_a_model_without_prices_has_no_cost(app: App, sink: ReportList) ->
 
 
 async def test_a_streamed_answer_shows_its_text_growing_while_the_job_runs(
-    app: App, sink: ReportList, monkeypatch: pytest.MonkeyPatch
+    app: App, sink: ReportList, partials: list[JSON]
 ) -> None:
-    partials: list[JSON] = []
-    store_progress = app.store.set_progress
-
-    async def spy(lease: Lease, fraction: float | None, partial: JSON, now: int) -> bool:
-        partials.append(partial)
-        return await store_progress(lease, fraction, partial, now)
-
-    monkeypatch.setattr(app.store, "set_progress", spy)
     words = " ".join(f"word{n}" for n in range(STREAM_WORDS))
     job = await run_job(app, {"model": "priced", "input": words, "stream": True})
     assert job.state is JobState.SUCCEEDED
     final = job.result["output_text"]
     assert final.endswith(words)
     # The stream lasts STREAM_WORDS x STREAM_DELTA_MS, several 250 ms report intervals.
-    assert partials
-    assert all(isinstance(text, str) and final.startswith(text) for text in partials)
-    assert [len(text) for text in partials] == sorted({len(text) for text in partials})
-    assert job.partial == partials[-1]
+    assert partials[0] == {"attempt": 1, "text": ""}  # the attempt starts from nothing
+    assert all(isinstance(partial, dict) and partial["attempt"] == 1 for partial in partials)
+    texts = [partial["text"] for partial in partials if isinstance(partial, dict)]
+    assert all(final.startswith(text) for text in texts)
+    assert [len(text) for text in texts] == sorted(len(text) for text in texts)
+    assert len(set(texts)) > 2  # the empty start, at least one report mid-stream, the end
+    assert job.partial == partials[-1] == {"attempt": 1, "text": final}
     assert len(sink.reports) == 1
+
+
+async def test_a_retried_stream_starts_its_partial_output_over_beside_the_new_attempt(
+    app: App, sink: ReportList, partials: list[JSON]
+) -> None:
+    words = "[fault:cut_off:first=1] " + " ".join(f"word{n}" for n in range(STREAM_WORDS))
+    job = await run_job(app, {"model": "priced", "input": words, "stream": True})
+    assert job.state is JobState.SUCCEEDED
+    assert job.attempt == 2
+    first, _ = await app.attempts(job.id)
+    assert first.error is not None
+    assert first.error.kind == "Retryable"
+    assert first.error.message.startswith("StreamError (cut_off): the connection closed")
+    # Each attempt begins with an empty text under its own number; none mixes the two.
+    assert partials[0] == {"attempt": 1, "text": ""}
+    restart = partials.index({"attempt": 2, "text": ""})
+    assert all(isinstance(p, dict) and p["attempt"] == 1 for p in partials[:restart])
+    assert all(isinstance(p, dict) and p["attempt"] == 2 for p in partials[restart:])
+    assert job.partial == {"attempt": 2, "text": job.result["output_text"]}
+    assert len(sink.reports) == 2
 
 
 @pytest.mark.parametrize(

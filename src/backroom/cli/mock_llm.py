@@ -24,7 +24,9 @@ def mock_llm(
     Limits are answered with real 429s carrying retry-after and x-ratelimit-* headers.
     A prompt containing a fault marker in square brackets scripts a failure:
     fault:500, fault:timeout, fault:400, fault:insufficient_quota, or fault:503:first=2
-    (the first two calls with that prompt fail).
+    (the first two calls with that prompt fail); a stream breaks with fault:stream_error,
+    fault:malformed_chunk, fault:cut_off or fault:no_terminal; fault:404:body=text sends
+    an error body not in OpenAI's shape (also body=detail, body=empty).
     """
     # Imported here: the SDK and the web stack cost every other command ~0.5 s to load.
     from backroom.llm.mock.server import MockConfig, serve_mock  # noqa: PLC0415

@@ -17,6 +17,8 @@ QUEUED_NOTICE_MS = 5_000
 
 
 def _partial_text(partial: Any) -> str:
+    if isinstance(partial, dict) and isinstance(partial.get("text"), str):
+        partial = partial["text"]  # an LLM stream's {"attempt": N, "text": ...}
     text = partial if isinstance(partial, str) else ("" if partial is None else str(partial))
     text = " ".join(text.split())
     if len(text) <= _PARTIAL_CHARACTERS:

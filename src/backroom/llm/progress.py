@@ -1,15 +1,26 @@
-"""Streamed output reported a little at a time, so a slow store is not written per token."""
+"""Streamed output reported a little at a time, so a slow store is not written per token.
+
+A streamed job's partial output is `{"attempt": N, "text": "..."}`: each attempt starts
+over from `""` (a retry streams the answer anew), and the attempt number beside the
+text tells a poller why it got shorter.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
 from backroom.clock import Clock
+from backroom.core.job import JSON
 
 DeltaCallback = Callable[[str], Awaitable[None]]
 """Called with the whole text streamed so far."""
 
 PROGRESS_INTERVAL_MS = 250
+
+
+def partial_output(attempt: int, text: str) -> JSON:
+    """A streamed job's partial output: `text` so far, streamed by attempt `attempt`."""
+    return {"attempt": attempt, "text": text}
 
 
 class StreamProgress:

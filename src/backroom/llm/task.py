@@ -8,7 +8,8 @@ Input `{model, input, instructions?, max_output_tokens?, temperature?, prompt_ve
 provider?, stream?}` (see `RespondInput`); result `{output_text, response_id, model,
 usage: {input_tokens, cached_tokens, output_tokens, cost_usd}}`, with `cost_usd` an
 exact decimal string, or null when the model has no prices configured. With `stream`,
-the text so far is stored as the job's partial output about every 250 ms.
+the text so far is stored as the job's partial output about every 250 ms, beside the
+attempt that streams it (`{"attempt": N, "text": ...}`, reset as each attempt starts).
 
 After every call that reached the provider, the handler tells a `CallSink` what it
 used and what the provider said about its limits: that is the one seam through which
@@ -26,16 +27,17 @@ from backroom.context import JobContext
 from backroom.core.errors import JobError
 from backroom.core.job import JSON, Job
 from backroom.core.lanes import LaneRequest
-from backroom.core.usage import AttemptUsage, pico_usd, usd
+from backroom.core.usage import AttemptUsage, pico_usd
 from backroom.llm.config import LLMConfig, ModelConfig
 from backroom.llm.lanes import lane_name, lane_request_for_payload, lane_tokens
 from backroom.llm.pricing import cost_usd
-from backroom.llm.progress import DeltaCallback
+from backroom.llm.progress import DeltaCallback, partial_output
 from backroom.llm.providers.openai.call import respond
 from backroom.llm.providers.openai.clients import HttpClientFactory, ProviderClients
 from backroom.llm.providers.openai.errors import RateLimited
 from backroom.llm.ratelimit_headers import RateLimitSnapshot
 from backroom.llm.request import LLMResult
+from backroom.llm.result import result_json
 from backroom.llm.task_input import RespondInput
 from backroom.llm.usage_sink import StoreCallSink
 from backroom.tasks import Task
@@ -103,22 +105,6 @@ def attempt_usage(
     )
 
 
-def result_json(result: LLMResult, usage: AttemptUsage) -> JSON:
-    """The job's result: the answer, its ids, and what it used."""
-    cost = None if usage.cost_pico_usd is None else f"{usd(usage.cost_pico_usd):f}"
-    return {
-        "output_text": result.output_text,
-        "response_id": result.response_id,
-        "model": result.model,
-        "usage": {
-            "input_tokens": usage.input_tokens,
-            "cached_tokens": usage.cached_tokens,
-            "output_tokens": usage.output_tokens,
-            "cost_usd": cost,
-        },
-    }
-
-
 def _failure_report(job: Job, lane: str, sent_at: int, error: JobError, now: int) -> CallReport:
     if isinstance(error, RateLimited):
         pause_until = None if error.after_ms is None else now + error.after_ms
@@ -128,7 +114,7 @@ def _failure_report(job: Job, lane: str, sent_at: int, error: JobError, now: int
 
 def _partial_output(ctx: JobContext) -> DeltaCallback:
     async def store_partial(text: str) -> None:
-        await ctx.progress(partial=text)
+        await ctx.progress(partial=partial_output(ctx.attempt, text))
 
     return store_partial
 
@@ -172,6 +158,8 @@ class RespondTask:
         lane = lane_name(provider.name, model.name)
         request = job_input.request()
         clock = ctx.clock
+        if request.stream:  # a retry streams anew: drop an earlier attempt's text
+            await ctx.progress(0.0, partial=partial_output(ctx.attempt, ""))
         sent_at = clock.now()
         try:
             result = await respond(
@@ -191,7 +179,7 @@ class RespondTask:
         if request.stream:
             # The last deltas arrive with the end of the stream: leave the whole text, not
             # the prefix of the last 250 ms tick, for pollers to see.
-            await ctx.progress(1.0, partial=result.output_text)
+            await ctx.progress(1.0, partial=partial_output(ctx.attempt, result.output_text))
         return result_json(result, usage)
 
 

@@ -2,7 +2,8 @@
 
 A stream sends a chunk with the assistant role, one chunk per word, a chunk with the
 finish reason, a usage chunk if `stream_options.include_usage` asked for it, and
-`data: [DONE]`. A failing stream stops after the first word with an `error` chunk.
+`data: [DONE]`. A broken stream (see `broken`) goes wrong after the first word; with
+`stream_error` it sends an `error` chunk.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+from backroom.llm.mock.broken import broken_frames
 from backroom.llm.mock.reply import Pause, Reply
 
 JSON = dict[str, Any]
@@ -63,14 +65,19 @@ def _chunk(reply: Reply, delta: JSON, finish_reason: str | None = None) -> str:
 
 
 async def completion_chunks(
-    reply: Reply, pause: Pause, *, fail: bool, include_usage: bool
+    reply: Reply, pause: Pause, *, fault: str | None, include_usage: bool
 ) -> AsyncIterator[str]:
-    """The SSE frames of a streamed completion; with `fail`, it fails after one word."""
+    """The SSE frames of a streamed completion; with a `fault`, it breaks after one word."""
     yield _chunk(reply, {"role": "assistant", "content": ""})
     for delta in reply.deltas():
         yield _chunk(reply, {"content": delta})
-        if fail:
-            yield f"data: {json.dumps({'error': _STREAM_FAILURE})}\n\n"
+        if fault is not None:
+            for frame in broken_frames(
+                fault, f"data: {json.dumps({'error': _STREAM_FAILURE})}\n\n"
+            ):
+                yield frame
+            if fault == "no_terminal":
+                yield "data: [DONE]\n\n"
             return
         await pause()
     yield _chunk(reply, {}, _finish_reason(reply))

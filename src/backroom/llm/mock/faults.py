@@ -5,6 +5,9 @@
 NAME is one of
     timeout             never answer: the request hangs until the client gives up
     stream_error        a stream fails after its first delta (a plain call gets a 500)
+    malformed_chunk     a stream sends a chunk that is not JSON (a plain call: half a body)
+    cut_off             the connection closes mid-stream (a plain call: mid-body)
+    no_terminal         a stream ends without its last event (a plain call gets a 500)
     insufficient_quota  429 with the `insufficient_quota` code (out of credit)
     400 ... 599         that HTTP status, with an OpenAI-style error body
 Options:
@@ -13,6 +16,8 @@ Options:
     retry-after-ms=V    send `retry-after-ms: V`
     retry-after-date=S  send `retry-after` as an HTTP date S seconds after the server's now
     should-retry=V      send `x-should-retry: V` (true or false)
+    body=SHAPE          an error body not in OpenAI's shape, as other servers send: `detail`
+                        (`{"detail": "Not Found"}`), `text` (plain text) or `empty`
 For example `[fault:429:retry-after=130]` or `[fault:503:first=2]`.
 """
 
@@ -22,19 +27,21 @@ import email.utils
 import re
 from dataclasses import dataclass
 
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, PlainTextResponse, Response
 
+from backroom.llm.mock.broken import STREAM_FAULTS
 from backroom.llm.mock.errors import error_response
 
 DIRECTIVE = re.compile(r"\[fault:([a-z0-9_]+)((?::[a-z-]+=[^:\]\s]+)*)\]")
-NAMED_FAULTS = frozenset({"timeout", "stream_error", "insufficient_quota"})
+NAMED_FAULTS = frozenset({"timeout", "insufficient_quota", *STREAM_FAULTS})
 # Options whose value is sent as it is, under this header name.
 _HEADER_OPTIONS = {
     "retry-after": "retry-after",
     "retry-after-ms": "retry-after-ms",
     "should-retry": "x-should-retry",
 }
-_OPTIONS = frozenset({"first", "retry-after-date", *_HEADER_OPTIONS})
+_OPTIONS = frozenset({"first", "retry-after-date", "body", *_HEADER_OPTIONS})
+_BODY_SHAPES = frozenset({"detail", "text", "empty"})
 _LOWEST_ERROR, _HIGHEST_ERROR = 400, 599
 _SERVER_ERROR = 500
 
@@ -85,6 +92,9 @@ def _checked(name: str, options: tuple[tuple[str, str], ...]) -> Fault:
             raise ValueError(f"unknown fault option {option!r}: use one of {known}")
         if option in {"first", "retry-after-date"} and not value.isdigit():
             raise ValueError(f"fault option {option} needs a whole number, not {value!r}")
+        if option == "body" and value not in _BODY_SHAPES:
+            shapes = ", ".join(sorted(_BODY_SHAPES))
+            raise ValueError(f"fault option body needs one of {shapes}, not {value!r}")
     return Fault(name, options)
 
 
@@ -113,9 +123,20 @@ class FaultCounter:
         return count < limit
 
 
-def fault_response(fault: Fault, *, now: int, headers: dict[str, str]) -> JSONResponse:
+def _foreign_body(shape: str, status: int, headers: dict[str, str]) -> Response:
+    """An error answer in the `body=` shape: what a server other than OpenAI's might send."""
+    if shape == "detail":
+        return JSONResponse({"detail": f"Scripted fault: {status}"}, status, headers)
+    text = f"{status} scripted fault: not an OpenAI error body\n" if shape == "text" else ""
+    return PlainTextResponse(text, status, headers)
+
+
+def fault_response(fault: Fault, *, now: int, headers: dict[str, str]) -> Response:
     """The scripted error answer for `fault`, with `headers` and the directive's own."""
     all_headers = headers | fault.headers(now)
+    shape = dict(fault.options).get("body")
+    if shape is not None:
+        return _foreign_body(shape, fault.status, all_headers)
     if fault.name == "insufficient_quota":
         return error_response(
             429,

@@ -3,8 +3,8 @@
 A stream runs `response.created`, `response.output_item.added`,
 `response.content_part.added`, one `response.output_text.delta` per word,
 `response.output_text.done`, `response.content_part.done`, `response.output_item.done`
-and `response.completed` (or `response.incomplete`). A failing stream stops after the
-first delta with `response.failed`.
+and `response.completed` (or `response.incomplete`). A broken stream (see `broken`) goes
+wrong after the first delta; with `stream_error` it sends `response.failed`.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import json
 from collections.abc import AsyncIterator
 from typing import Any
 
+from backroom.llm.mock.broken import broken_frames
 from backroom.llm.mock.reply import Pause, Reply
 
 JSON = dict[str, Any]
@@ -91,8 +92,8 @@ class _EventWriter:
         return f"event: {event_type}\ndata: {json.dumps(event)}\n\n"
 
 
-async def response_events(reply: Reply, pause: Pause, *, fail: bool) -> AsyncIterator[str]:
-    """The SSE frames of a streamed response; with `fail`, it fails after one delta."""
+async def response_events(reply: Reply, pause: Pause, *, fault: str | None) -> AsyncIterator[str]:
+    """The SSE frames of a streamed response; with a `fault`, it breaks after one delta."""
     writer = _EventWriter()
     item_id = _ids(reply)[1]
     at = {"item_id": item_id, "output_index": 0, "content_index": 0}
@@ -103,8 +104,10 @@ async def response_events(reply: Reply, pause: Pause, *, fail: bool) -> AsyncIte
     yield writer.frame("response.content_part.added", part=_text_part(""), **at)
     for delta in reply.deltas():
         yield writer.frame("response.output_text.delta", delta=delta, logprobs=[], **at)
-        if fail:
-            yield writer.frame("response.failed", response=_response(reply, "failed"))
+        if fault is not None:
+            failed = writer.frame("response.failed", response=_response(reply, "failed"))
+            for frame in broken_frames(fault, failed):
+                yield frame
             return
         await pause()
     yield writer.frame("response.output_text.done", text=reply.text, logprobs=[], **at)

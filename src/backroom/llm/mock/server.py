@@ -19,9 +19,10 @@ from typing import Any
 
 import uvicorn
 from fastapi import FastAPI, Request
-from fastapi.responses import JSONResponse, Response, StreamingResponse
+from fastapi.responses import JSONResponse, Response
 
 from backroom.clock import Clock, SystemClock
+from backroom.llm.mock.broken import PLAIN_CALL_BREAKS, STREAM_FAULTS, CuttableResponse, broken_body
 from backroom.llm.mock.chat import completion_body, completion_chunks
 from backroom.llm.mock.errors import error_response
 from backroom.llm.mock.faults import Fault, FaultCounter, fault_response, find_fault
@@ -56,15 +57,20 @@ class _Endpoint:
 
     parse: Callable[[object], Prompt]
     body: Callable[[Reply], dict[str, Any]]
-    stream: Callable[[Prompt, Reply, Pause, bool], AsyncIterator[str]]
+    stream: Callable[[Prompt, Reply, Pause, str | None], AsyncIterator[str]]
+    """The SSE frames of an answer, broken by a stream fault if one is named."""
 
 
-def _response_stream(_prompt: Prompt, reply: Reply, pause: Pause, fail: bool) -> AsyncIterator[str]:
-    return response_events(reply, pause, fail=fail)
+def _response_stream(
+    _prompt: Prompt, reply: Reply, pause: Pause, fault: str | None
+) -> AsyncIterator[str]:
+    return response_events(reply, pause, fault=fault)
 
 
-def _chat_stream(prompt: Prompt, reply: Reply, pause: Pause, fail: bool) -> AsyncIterator[str]:
-    return completion_chunks(reply, pause, fail=fail, include_usage=prompt.stream_usage)
+def _chat_stream(
+    prompt: Prompt, reply: Reply, pause: Pause, fault: str | None
+) -> AsyncIterator[str]:
+    return completion_chunks(reply, pause, fault=fault, include_usage=prompt.stream_usage)
 
 
 _RESPONSES = _Endpoint(prompt_from_responses, response_body, _response_stream)
@@ -133,22 +139,24 @@ class _MockProvider:
         if fault is not None and self._faults.fires(fault, key):
             return await self._fail(call, fault)
         self._answered.add(key)
-        return await self._answer(call, fail=False)
+        return await self._answer(call)
 
     async def _fail(self, call: _Call, fault: Fault) -> Response:
         if fault.name == "timeout":
             await _until_disconnected(call.request)
             return Response(status_code=499)  # never seen: the client has gone
-        if fault.name == "stream_error" and call.prompt.stream:
-            return await self._answer(call, fail=True)
+        if fault.name in STREAM_FAULTS and call.prompt.stream:
+            return await self._answer(call, fault.name)
+        if fault.name in PLAIN_CALL_BREAKS:
+            return broken_body(fault.name, call.endpoint.body(call.reply))
         return fault_response(fault, now=self._clock.now(), headers=call.headers)
 
-    async def _answer(self, call: _Call, *, fail: bool) -> Response:
+    async def _answer(self, call: _Call, fault: str | None = None) -> Response:
         if self._config.latency_ms:
             await self._clock.sleep(self._config.latency_ms)
         if call.prompt.stream:
-            events = call.endpoint.stream(call.prompt, call.reply, self._pause, fail)
-            return StreamingResponse(events, media_type="text/event-stream", headers=call.headers)
+            events = call.endpoint.stream(call.prompt, call.reply, self._pause, fault)
+            return CuttableResponse(events, media_type="text/event-stream", headers=call.headers)
         return JSONResponse(call.endpoint.body(call.reply), headers=call.headers)
 
 

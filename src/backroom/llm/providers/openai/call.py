@@ -6,6 +6,8 @@ failure leaves `respond` as a `Retryable` or `Permanent` (see `.errors` beside t
 
 from __future__ import annotations
 
+import json
+
 import httpx2
 import openai
 
@@ -15,6 +17,7 @@ from backroom.llm.progress import DeltaCallback, StreamProgress
 from backroom.llm.providers.openai.chat import respond_with_chat
 from backroom.llm.providers.openai.errors import error_for_exception
 from backroom.llm.providers.openai.responses import respond_with_responses
+from backroom.llm.providers.openai.stream_read import malformed
 from backroom.llm.request import LLMRequest, LLMResult
 
 # The SDK refuses to build a client without a key; servers that need none (a local
@@ -56,5 +59,7 @@ async def respond(
     call = respond_with_chat if chat_only else respond_with_responses
     try:
         return await call(client, request, progress)
+    except json.JSONDecodeError as error:  # a plain answer whose body does not parse
+        raise malformed(error, "the provider's answer") from error
     except openai.OpenAIError as error:
         raise error_for_exception(error, now=clock.now()) from error

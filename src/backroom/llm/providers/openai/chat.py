@@ -7,9 +7,9 @@ from openai import AsyncStream, omit
 from openai.types import CompletionUsage
 from openai.types.chat import ChatCompletion, ChatCompletionChunk, ChatCompletionMessageParam
 
-from backroom.core.errors import Retryable
 from backroom.llm.pricing import Usage
 from backroom.llm.progress import StreamProgress
+from backroom.llm.providers.openai.stream_read import ended_early, reading
 from backroom.llm.ratelimit_headers import RateLimitSnapshot, parse_rate_limit_headers
 from backroom.llm.request import LLMRequest, LLMResult, Message
 
@@ -52,7 +52,7 @@ async def _streamed_result(
     last: ChatCompletionChunk | None = None
     usage: CompletionUsage | None = None
     finished = False
-    async with stream:  # closes the connection however the stream ends
+    async with reading(stream, progress):
         async for chunk in stream:
             last = chunk
             # With include_usage the usage comes alone in a last chunk without choices.
@@ -62,7 +62,7 @@ async def _streamed_result(
                 if choice.delta.content:
                     await progress.add(choice.delta.content)
     if last is None or not finished:
-        raise Retryable("StreamError: the stream ended before the completion was finished")
+        raise ended_early("a chunk with a finish_reason", progress)
     return LLMResult(progress.text, last.id, last.model, _usage(usage), rate_limits)
 
 

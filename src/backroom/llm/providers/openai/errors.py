@@ -9,7 +9,7 @@ means "out of quota" is permanent, since no wait refills an account.
     permanent  400, 401, 403, 404, 422 (every other status), insufficient_quota
     override   `x-should-retry: true|false` from the provider wins over the status
 
-Every message names the error class and the provider's own message.
+Every message names the error class and the provider's own words (see `.error_text`).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import openai
 
 from backroom.core.errors import LaneLimited, Permanent, Retryable
 from backroom.core.retry_after import retry_after_ms
+from backroom.llm.providers.openai.error_text import connection_message, provider_message
 from backroom.llm.ratelimit_headers import RateLimitSnapshot, parse_rate_limit_headers
 
 QUOTA_CODE = "insufficient_quota"
@@ -96,16 +97,6 @@ def error_for_stream_failure(
     return Permanent(detail)
 
 
-def _provider_message(error: openai.APIError) -> str:
-    """The provider's own words: the error body's `message`, else the SDK's text."""
-    body = error.body
-    if isinstance(body, Mapping):
-        message = body.get("message")
-        if isinstance(message, str) and message:
-            return message
-    return error.message
-
-
 def error_for_exception(error: openai.OpenAIError, *, now: int) -> Retryable | Permanent:
     """The job error for an exception the `openai` SDK raised.
 
@@ -117,15 +108,15 @@ def error_for_exception(error: openai.OpenAIError, *, now: int) -> Retryable | P
             error.status_code,
             error.response.headers,
             error_class=error_class,
-            message=_provider_message(error),
+            message=provider_message(error),
             code=error.code or error.type,
             now=now,
         )
     if isinstance(error, openai.APIConnectionError):  # APITimeoutError included
-        return Retryable(f"{error_class}: {error.message}")
+        return Retryable(f"{error_class}: {connection_message(error)}")
     if isinstance(error, openai.APIError):
         # No status: the provider reported the failure inside a stream.
         return error_for_stream_failure(
-            error.code or error.type, _provider_message(error), error_class=error_class
+            error.code or error.type, provider_message(error), error_class=error_class
         )
     return Permanent(f"{error_class}: {error}")

@@ -19,6 +19,7 @@ from backroom.core.errors import Permanent, Retryable
 from backroom.llm.pricing import Usage
 from backroom.llm.progress import StreamProgress
 from backroom.llm.providers.openai.errors import error_for_stream_failure
+from backroom.llm.providers.openai.stream_read import ended_early, reading
 from backroom.llm.ratelimit_headers import parse_rate_limit_headers
 from backroom.llm.request import LLMRequest, LLMResult
 
@@ -55,7 +56,7 @@ async def _final_response(
     stream: AsyncStream[ResponseStreamEvent], progress: StreamProgress
 ) -> Response:
     """Read the stream to its end, passing text on to `progress`; the finished response."""
-    async with stream:  # closes the connection however the stream ends
+    async with reading(stream, progress):
         async for event in stream:
             if isinstance(event, ResponseTextDeltaEvent):
                 await progress.add(event.delta)
@@ -63,7 +64,7 @@ async def _final_response(
                 return event.response
             elif isinstance(event, ResponseFailedEvent | ResponseErrorEvent):
                 raise _failure(event)
-    raise Retryable("StreamError: the stream ended before the response was complete")
+    raise ended_early("response.completed, response.incomplete or response.failed", progress)
 
 
 async def respond_with_responses(
