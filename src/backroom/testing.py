@@ -9,7 +9,8 @@ from backroom.runtime.worker_config import WorkerConfig
 
 
 async def run_until_idle(app: App, config: WorkerConfig | None = None) -> None:
-    """Run a burst worker until no job is queued or running, then return.
+    """Run a burst worker until no job is queued or running, then return (jobs of a
+    paused queue or lane stay queued: they wait for a resume).
 
     Under a `SimClock` (call it inside `clock.run(...)`), delays, backoff and timeouts
     pass instantly, so a test sees a whole retry schedule play out at once.

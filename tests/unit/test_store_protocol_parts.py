@@ -17,6 +17,7 @@ PARTS = [
     protocol.AdminStore,
     protocol.EventFeed,
     protocol.WebhookStore,
+    protocol.PauseStore,
 ]
 
 

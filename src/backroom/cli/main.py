@@ -14,6 +14,7 @@ from typing import Annotated
 import typer
 
 from backroom.cli import admin, jobs, mock_llm
+from backroom.cli.queues import lanes, queues
 from backroom.cli.serve import serve_command
 from backroom.cli.targets import CliError
 from backroom.cli.tenants import tenants
@@ -57,6 +58,8 @@ cli.command()(jobs.redrive)
 cli.command()(jobs.cancel)
 cli.add_typer(tenants, name="tenants")
 cli.add_typer(webhooks, name="webhooks")
+cli.add_typer(queues, name="queues")
+cli.add_typer(lanes, name="lanes")
 cli.command()(admin.migrate)
 cli.command()(admin.prune)
 cli.command("mock-llm")(mock_llm.mock_llm)

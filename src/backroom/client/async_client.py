@@ -20,6 +20,7 @@ from typing import TypeVar
 
 import httpx
 
+from backroom.client import queue_plans as steering
 from backroom.client import webhook_plans as hooks
 from backroom.client.errors import WaitTimeout
 from backroom.client.plans import (
@@ -38,6 +39,7 @@ from backroom.client.plans import (
     default_headers,
     listing_params,
 )
+from backroom.client.queue_plans import Kind
 from backroom.client.streams import Event, StreamUnavailable, afollow, feed_stream, job_stream
 from backroom.client.webhook_plans import Document, Documents
 from backroom.clock import Clock, SystemClock
@@ -189,6 +191,22 @@ class AsyncClient:
     async def redeliver(self, delivery_id: int) -> Document:
         """Send a delivery again (same body, same `webhook-id`)."""
         return await self._run(hooks.redeliver(self._plans, delivery_id))
+
+    async def pause(self, kind: Kind, name: str) -> Document:
+        """Pause a queue or an LLM lane for every worker (admin key); its document."""
+        return await self._run(steering.steer(self._plans, kind, name, "pause"))
+
+    async def resume(self, kind: Kind, name: str) -> Document:
+        """Resume a paused queue or LLM lane (admin key); its document."""
+        return await self._run(steering.steer(self._plans, kind, name, "resume"))
+
+    async def queues(self) -> Documents:
+        """Every queue with jobs or a pause: jobs by state, oldest queued age, pause."""
+        return await self._run(steering.queues(self._plans))
+
+    async def lanes(self) -> Documents:
+        """Every LLM lane: limits, calls in flight, what is left, pauses (admin key)."""
+        return await self._run(steering.lanes(self._plans))
 
     async def wait(
         self, job_id: int, timeout_s: float | None = None, on_update: JobUpdate | None = None

@@ -17,6 +17,7 @@ from typing import TypeVar
 
 import httpx
 
+from backroom.client import queue_plans as steering
 from backroom.client import webhook_plans as hooks
 from backroom.client.errors import WaitTimeout
 from backroom.client.plans import (
@@ -35,6 +36,7 @@ from backroom.client.plans import (
     default_headers,
     listing_params,
 )
+from backroom.client.queue_plans import Kind
 from backroom.client.streams import Event, StreamUnavailable, feed_stream, follow, job_stream
 from backroom.client.webhook_plans import Document, Documents
 from backroom.clock import Clock, SystemClock, block
@@ -191,6 +193,22 @@ class Client:
     def redeliver(self, delivery_id: int) -> Document:
         """Send a delivery again (same body, same `webhook-id`)."""
         return self._run(hooks.redeliver(self._plans, delivery_id))
+
+    def pause(self, kind: Kind, name: str) -> Document:
+        """Pause a queue or an LLM lane for every worker (admin key); its document."""
+        return self._run(steering.steer(self._plans, kind, name, "pause"))
+
+    def resume(self, kind: Kind, name: str) -> Document:
+        """Resume a paused queue or LLM lane (admin key); its document."""
+        return self._run(steering.steer(self._plans, kind, name, "resume"))
+
+    def queues(self) -> Documents:
+        """Every queue with jobs or a pause: jobs by state, oldest queued age, pause."""
+        return self._run(steering.queues(self._plans))
+
+    def lanes(self) -> Documents:
+        """Every LLM lane: limits, calls in flight, what is left, pauses (admin key)."""
+        return self._run(steering.lanes(self._plans))
 
     def wait(
         self, job_id: int, timeout_s: float | None = None, on_update: JobUpdate | None = None

@@ -1,8 +1,8 @@
-"""The service's LLM operations, free of any web framework: lanes and usage reports.
+"""The service's LLM operations, free of any web framework: a lane's document, usage reports.
 
 Like every operation, each takes the `App` and a `Caller` and returns a `Reply`.
-Lanes are shared by every tenant, so only an admin sees them; a usage report covers
-the caller's own tenant, or every tenant for an admin.
+A usage report covers the caller's own tenant, or every tenant for an admin. Lanes are
+listed, paused and resumed by `backroom.service.queues`.
 """
 
 from __future__ import annotations
@@ -15,10 +15,10 @@ from backroom.core.usage import UsageTotals, day_start, next_day_start
 from backroom.service.callers import Caller
 from backroom.service.context import AppParts
 from backroom.service.documents import iso, usage_document
-from backroom.service.replies import Reply, invalid_field, problem
+from backroom.service.replies import Reply, invalid_field
 from backroom.store.records import LaneStatus, UsageGroup, UsageGrouping, UsageQuery
 
-__all__ = ["UsageGrouping", "UsageRange", "lane_document", "list_lanes", "usage_report"]
+__all__ = ["UsageGrouping", "UsageRange", "lane_document", "usage_report"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,15 +51,6 @@ def lane_document(lane: LaneStatus, now: int) -> dict[str, Any]:
         "tokens_left": _units_left(state.token_credit, limits.tokens_per_minute),
         "paused_until": iso(state.paused_until) if state.paused_until > now else None,
     }
-
-
-async def list_lanes(app: AppParts, caller: Caller) -> Reply:
-    """Every lane as every worker sees it now (admin only: lanes span tenants)."""
-    if not caller.admin:
-        return problem(403, "only an admin may see the lanes, which every tenant shares")
-    now = app.clock.now()
-    lanes = await app.store.lanes(now)
-    return Reply(200, {"lanes": [lane_document(lane, now) for lane in lanes]})
 
 
 def _group_document(group: UsageGroup, grouping: UsageGrouping) -> dict[str, Any]:

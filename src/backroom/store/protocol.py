@@ -21,6 +21,7 @@ from backroom.core.lanes import Denied, Grant, LaneRequest
 from backroom.core.outcome import Outcome
 from backroom.core.usage import AttemptUsage, UsageTotals
 from backroom.store.feed_protocol import EventFeed, FeedStore, WebhookStore
+from backroom.store.pause_protocol import PauseStore
 from backroom.store.records import (
     HeartbeatResult,
     JobFilter,
@@ -41,7 +42,7 @@ __all__ = ["HeartbeatResult", "JobFilter", "KeyInfo", "OnceRecord", "QueueStats"
 __all__ += ["Tenant"]
 __all__ += ["AdminStore", "AttemptStore", "EventStore", "HandlerWriteStore", "JobStore"]
 __all__ += ["LaneStore", "LeaseStore", "ServiceStore", "Store", "TenantStore", "UsageStore"]
-__all__ += ["EventFeed", "WebhookStore", "WorkerStore", "WriteCheck"]
+__all__ += ["EventFeed", "PauseStore", "WebhookStore", "WorkerStore", "WriteCheck"]
 
 
 class JobStore(Protocol):
@@ -252,6 +253,7 @@ class ServiceStore(
     LaneStore,
     AdminStore,
     FeedStore,
+    PauseStore,
     Protocol,
 ):
     """What the operations layer (`backroom.service`) reads and changes."""
@@ -267,6 +269,7 @@ class Store(
     EventStore,
     AdminStore,
     FeedStore,
+    PauseStore,
     Protocol,
 ):
     """Every part of the storage of jobs and what hangs off them: each backend has it all."""

@@ -21,6 +21,23 @@ class LaneStatus:
     state: LaneState
 
 
+class PauseKind(enum.StrEnum):
+    """What a person can pause for every worker: a queue, or an LLM lane."""
+
+    QUEUE = "queue"
+    LANE = "lane"
+
+
+@dataclass(frozen=True, slots=True)
+class Pause:
+    """A queue or lane paused by a person at `paused_at` (ms since the epoch): no claim
+    takes its jobs until it is resumed."""
+
+    kind: PauseKind
+    name: str
+    paused_at: int
+
+
 class UsageGrouping(enum.StrEnum):
     """How a usage report groups calls."""
 

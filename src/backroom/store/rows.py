@@ -19,7 +19,7 @@ from backroom.core.job import (
     JobState,
 )
 from backroom.core.usage import DailyBudget
-from backroom.store.records import QueueStats, TaskBacklog, Tenant
+from backroom.store.records import Pause, PauseKind, QueueStats, TaskBacklog, Tenant
 
 
 class Row(Protocol):
@@ -165,3 +165,8 @@ def queue_stats_from_row(row: Row, now: int) -> QueueStats:
         finished_recently=row["finished_recently"],
         failed_recently=row["failed_recently"],
     )
+
+
+def pause_from_row(row: Row) -> Pause:
+    """A `pauses` row as a `Pause`."""
+    return Pause(PauseKind(row["kind"]), row["name"], int(row["paused_at"]))

@@ -30,11 +30,15 @@ class LaneDocument(BaseModel):
     tokens_left: int | None = Field(
         description="Tokens the lane may reserve now (negative: calls used more than reserved)."
     )
-    paused_until: datetime | None = Field(description="No call starts before this.")
+    paused_until: datetime | None = Field(
+        description="No call starts before this (the provider asked, with a 429)."
+    )
+    paused: bool = Field(description="A person paused the lane: no job of it starts.")
+    paused_at: datetime | None = Field(description="When a person paused it.")
 
 
 class LaneList(BaseModel):
-    """Every lane that has had a call, by name."""
+    """Every lane that has had a call or a pause, by name."""
 
     lanes: list[LaneDocument]
 

@@ -12,6 +12,7 @@ from backroom.api.models.llm import LaneList, UsageReport
 from backroom.api.responses import problem_responses, to_response
 from backroom.app import App
 from backroom.service import llm as service_llm
+from backroom.service import queues
 from backroom.service.callers import Caller
 from backroom.service.llm import UsageGrouping, UsageRange
 
@@ -35,7 +36,7 @@ def llm_router(app: App, authenticate: Authenticator) -> APIRouter:
         responses=problem_responses(401, 403),
     )
     async def list_lanes(caller: CallerDependency) -> Response:
-        return to_response(await service_llm.list_lanes(app, caller))
+        return to_response(await queues.list_lanes(app, caller))
 
     @router.get(
         "/usage",

@@ -1,11 +1,11 @@
 """Claiming due jobs in memory, in the SQLite store's claim order.
 
 Queue by queue in the order the worker lists them (all queues: `interactive` first,
-`batch` last); within a queue each tenant offers its first due jobs (at most the
-claim's limit) outside closed lanes, by priority, due time and id; these are ranked by
-priority (highest first), then round robin among tenants, then due time, then id, and
-no more of a lane's jobs are taken than the lane has room for. A claim adds one to
-each job's fencing token.
+`batch` last), passing over paused queues; within a queue each tenant offers its first
+due jobs (at most the claim's limit) outside closed or paused lanes, by priority, due
+time and id; these are ranked by priority (highest first), then round robin among
+tenants, then due time, then id, and no more of a lane's jobs are taken than the lane
+has room for. A claim adds one to each job's fencing token.
 """
 
 from __future__ import annotations
@@ -19,7 +19,8 @@ from backroom.core.job import Job
 from backroom.store.claim_order import in_claim_order, queue_precedence
 from backroom.store.memory.history import write_transition
 from backroom.store.memory.lanes import lane_rooms
-from backroom.store.memory.tables import ClaimKey, JobRow, MemoryTables
+from backroom.store.memory.tables import ClaimKey, JobRow, MemoryTables, paused
+from backroom.store.records import PauseKind
 from backroom.store.rows import job_from_row
 
 Tasks = Collection[str] | None
@@ -28,10 +29,11 @@ Tasks = Collection[str] | None
 
 def queue_order(tables: MemoryTables, queues: Sequence[str]) -> list[str]:
     """The queues to claim from, in order: as listed, or every queue with queued jobs,
-    `interactive` first and `batch` last."""
+    `interactive` first and `batch` last; never a paused one."""
+    stopped = paused(tables, PauseKind.QUEUE)
     if queues:
-        return list(queues)
-    return queue_precedence(tables.claimable)
+        return [queue for queue in queues if queue not in stopped]
+    return queue_precedence(queue for queue in tables.claimable if queue not in stopped)
 
 
 def _due(keys: list[ClaimKey], now: int) -> Iterator[ClaimKey]:
@@ -69,7 +71,7 @@ def _candidates(
 def _pick(tables: MemoryTables, queue: str, limit: int, now: int, tasks: Tasks) -> list[JobRow]:
     """The jobs one queue gives a claim of at most `limit` jobs, in claim order."""
     rooms = lane_rooms(tables, now, limit)
-    closed = {lane for lane, room in rooms.items() if room == 0}
+    closed = {lane for lane, room in rooms.items() if room == 0} | paused(tables, PauseKind.LANE)
     taken: Counter[str | None] = Counter()
     picked: list[JobRow] = []
     for row in in_claim_order(_candidates(tables, queue, limit, closed, now, tasks)):

@@ -9,9 +9,9 @@ from typing import Any
 from backroom.core.job import Attempt, Job, JobEvent, JobState
 from backroom.store.memory.lanes import full_lanes
 from backroom.store.memory.part import MemoryPart
-from backroom.store.memory.tables import DueKey, JobRow, MemoryTables
+from backroom.store.memory.tables import DueKey, JobRow, MemoryTables, paused
 from backroom.store.protocol import JobFilter, QueueStats
-from backroom.store.records import TaskBacklog
+from backroom.store.records import PauseKind, TaskBacklog
 from backroom.store.rows import attempt_from_row, job_from_row, queue_stats_from_row
 
 
@@ -111,15 +111,17 @@ def next_wakeup(
     """The earliest due time of a queued job or lease expiry of a running one in `queues`,
     of `tasks` (None: any task).
 
-    As in the SQL stores: a job of a paused lane is due when both it and the pause
-    are; a job of a lane with no free slot has no time of its own.
+    As in the SQL stores: a job of a lane paused by a 429 is due when both it and the
+    pause are; a job of a lane with no free slot, or of a paused queue or lane, has no
+    time of its own.
     """
     chosen = frozenset(queues)
-    full = full_lanes(tables)
+    closed = full_lanes(tables) | paused(tables, PauseKind.LANE)
+    stopped = paused(tables, PauseKind.QUEUE)
     times = [
         max(due, _paused_until(tables, lane))
         for (queue, lane), keys in tables.due.items()
-        if (not chosen or queue in chosen) and lane not in full
+        if (not chosen or queue in chosen) and lane not in closed and queue not in stopped
         for due in _first_due(tables, keys, tasks)
     ]
     times += [

@@ -23,6 +23,7 @@ from backroom.store.memory.handler_writes import MemoryHandlerWrites
 from backroom.store.memory.jobs import MemoryJobs
 from backroom.store.memory.lanes import MemoryLanes
 from backroom.store.memory.leases import MemoryLeases
+from backroom.store.memory.pauses import MemoryPauses
 from backroom.store.memory.queries import MemoryEvents
 from backroom.store.memory.tables import MemoryTables
 from backroom.store.memory.tenants import MemoryTenants
@@ -42,6 +43,7 @@ class MemoryStore(
     MemoryUsage,
     MemoryEvents,
     MemoryFeed,
+    MemoryPauses,
 ):
     """`Store` in process memory.
 

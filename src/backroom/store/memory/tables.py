@@ -29,6 +29,7 @@ from backroom.core.webhooks import (
     WebhookSubscription,
 )
 from backroom.store.protocol import Tenant
+from backroom.store.records import PauseKind
 
 ClaimKey = tuple[int, int, int]
 """A queued job's place in its tenant's claim order: (-priority, run_at, id)."""
@@ -166,6 +167,8 @@ class MemoryTables:
     feed_cursors: dict[str, int] = field(default_factory=dict)
     feed_listeners: list[Callable[[], None]] = field(default_factory=list)
     webhooks: WebhookTables = field(default_factory=WebhookTables)
+    # Paused queues and lanes: when each was paused.
+    pauses: dict[tuple[PauseKind, str], int] = field(default_factory=dict)
     # Indexes: each queue's queued jobs per tenant in claim order, and per lane by due
     # time; the running jobs; each tenant's count of queued and running jobs.
     claimable: dict[str, dict[str, list[ClaimKey]]] = field(default_factory=dict)
@@ -237,3 +240,8 @@ def _remove(index: dict[Any, list[Any]], group: Any, key: Any) -> None:
     del keys[bisect.bisect_left(keys, key)]
     if not keys:
         del index[group]
+
+
+def paused(tables: MemoryTables, kind: PauseKind) -> set[str]:
+    """The names of the paused queues or lanes."""
+    return {name for paused_kind, name in tables.pauses if paused_kind is kind}

@@ -5,8 +5,9 @@ reads its candidates without locks, then locks them in claim order with SKIP LOC
 passing over those another claim holds (so of two claims in flight at once, the later
 may come back short, and its worker claims again). Claim order: queue by queue; within
 a queue, priority (highest first), then round robin among tenants, then due time, then
-id. A job of a lane that is paused or full is passed over, and no more of a lane's jobs
-are taken than it has room for: the worker would only give them back unstarted.
+id. A paused queue is not claimed from; a job of a lane that is paused or full is passed
+over, and no more of a lane's jobs are taken than it has room for: the worker would
+only give them back unstarted.
 
 A heartbeat walks its batch in job id order, locking each job by its primary key, so
 two batches that share jobs queue behind each other instead of deadlocking. Lease
@@ -26,6 +27,7 @@ from backroom.store.postgres.database import PooledConnection
 from backroom.store.postgres.history import RECORD_TRANSITIONS
 from backroom.store.postgres.lanes import LANE_ROOM
 from backroom.store.postgres.part import PostgresPart
+from backroom.store.postgres.pauses import PAUSED_LANES, PAUSED_QUEUES
 from backroom.store.postgres.queries import QUEUES_WITH_WORK
 from backroom.store.records import HeartbeatResult
 from backroom.store.rows import job_from_row
@@ -60,6 +62,7 @@ candidates AS (
           AND run_at <= $1
           AND ($6::text[] IS NULL OR task = ANY ($6::text[]))
           AND (lane IS NULL OR lane <> ALL (ARRAY(SELECT name FROM lane_room WHERE room = 0)))
+          AND (lane IS NULL OR lane <> ALL (ARRAY({PAUSED_LANES})))
         ORDER BY priority DESC, run_at, id
         LIMIT $2
     ) AS job
@@ -119,10 +122,11 @@ A job of a lane that is paused or full is passed over, and no more of a lane's j
 are taken than it has room for: the worker would only give them back unstarted.
 """
 
-LISTED_QUEUES = """queue_order (queue, queue_rank) AS (
+LISTED_QUEUES = f"""queue_order (queue, queue_rank) AS (
     SELECT queue, queue_rank FROM unnest($7::text[]) WITH ORDINALITY AS listed (queue, queue_rank)
+    WHERE queue <> ALL (ARRAY({PAUSED_QUEUES}))
 )"""
-"""The queues a worker names, served in the order it lists them."""
+"""The queues a worker names and nobody paused, served in the order it lists them."""
 
 EVERY_QUEUE = f"""{QUEUES_WITH_WORK},
 queue_order (queue, queue_rank) AS (
@@ -130,9 +134,9 @@ queue_order (queue, queue_rank) AS (
     SELECT queue, row_number() OVER (
         ORDER BY queue <> 'interactive', queue = 'batch', queue COLLATE "C"
     )
-    FROM queues WHERE queue IS NOT NULL
+    FROM queues WHERE queue IS NOT NULL AND queue <> ALL (ARRAY({PAUSED_QUEUES}))
 )"""
-"""Every queue with queued jobs, in precedence order."""
+"""Every queue with queued jobs that nobody paused, in precedence order."""
 
 
 HEARTBEAT = """

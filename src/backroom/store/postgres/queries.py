@@ -9,6 +9,7 @@ from typing import Any
 from backroom.core.job import Attempt, JobEvent
 from backroom.store.postgres.lanes import LANE_USE
 from backroom.store.postgres.part import PostgresPart
+from backroom.store.postgres.pauses import PAUSED_LANES, PAUSED_QUEUES
 from backroom.store.rows import attempt_from_row, event_from_row
 
 GET_JOB = "SELECT * FROM jobs WHERE id = $1 AND ($2::text IS NULL OR tenant = $2)"
@@ -108,14 +109,17 @@ SELECT LEAST(
     (SELECT min(GREATEST(job.run_at, lane_state.paused_until))
      FROM jobs AS job LEFT JOIN lane_states AS lane_state ON lane_state.name = job.lane
      WHERE job.state = 'queued' {{queue_filter}}
+       AND job.queue <> ALL (ARRAY({PAUSED_QUEUES}))
+       AND (job.lane IS NULL OR job.lane <> ALL (ARRAY({PAUSED_LANES})))
        AND (job.lane IS NULL OR job.lane <> ALL (ARRAY(SELECT name FROM full_lanes)))),
     (SELECT min(lease_expires_at) FROM jobs WHERE state = 'running' {{queue_filter}})
 )
 """
 """`{queue_filter}` may name $1 (see `queue_filter`).
 
-A job of a paused lane is due when both it and the pause are; a job of a lane with no
-free slot has no time of its own: the settle that frees one notifies.
+A job of a lane paused by a 429 is due when both it and the pause are; a job of a lane
+with no free slot, or of a queue or lane a person paused, has no time of its own: the
+settle that frees a slot, or the resume, notifies.
 """
 
 

@@ -22,6 +22,7 @@ from backroom.store.postgres.jobs import PostgresJobs
 from backroom.store.postgres.lanes import PostgresLanes
 from backroom.store.postgres.leases import PostgresLeases
 from backroom.store.postgres.listener import new_work_listener
+from backroom.store.postgres.pauses import PostgresPauses
 from backroom.store.postgres.queries import PostgresEvents
 from backroom.store.postgres.tenants import PostgresTenants
 from backroom.store.postgres.usage import PostgresUsage
@@ -38,6 +39,7 @@ class PostgresStore(
     PostgresUsage,
     PostgresEvents,
     PostgresFeed,
+    PostgresPauses,
 ):
     """`Store` on PostgreSQL through an asyncpg pool; `migrate()` once, `close()` at the end."""
 

@@ -11,9 +11,10 @@ round robin among tenants, then due time, then id. The round robin reads at most
 `limit` candidates per tenant through the `jobs_claim` index, so a tenant's backlog
 of 10,000 jobs costs a claim no more than a backlog of `limit`.
 
-A job in a lane (see `sqlite.lanes`) is passed over while its lane is paused or has
-no free slot, and one claim takes no more of a lane's jobs than the lane has room
-for: those jobs would only be given back, unstarted, by the worker's lane check.
+A paused queue is not claimed from (see `sqlite.pauses`). A job in a lane (see
+`sqlite.lanes`) is passed over while its lane is paused or has no free slot, and one
+claim takes no more of a lane's jobs than the lane has room for: those jobs would only
+be given back, unstarted, by the worker's lane check.
 
 A worker names the tasks it has: a job of another task stays queued for a worker that
 has it (each tenant's candidates are read past such jobs, at a small cost per job).
@@ -37,6 +38,7 @@ from backroom.store.sqlite.finish import end_attempts
 from backroom.store.sqlite.history import open_attempts, record_transitions
 from backroom.store.sqlite.lanes import LANE_ROOM
 from backroom.store.sqlite.part import SqlitePart
+from backroom.store.sqlite.pauses import paused_queues
 
 # Distinct tenants through the index (one seek each), then each tenant's first
 # `limit` due jobs outside closed lanes; `round` numbers a tenant's jobs within one
@@ -60,6 +62,7 @@ candidates AS (
           AND run_at <= :now
           AND (:any_task OR task IN (SELECT value FROM json_each(:tasks)))
           AND (lane IS NULL OR lane NOT IN (SELECT name FROM lane_room WHERE room = 0))
+          AND (lane IS NULL OR lane NOT IN (SELECT name FROM pauses WHERE kind = 'lane'))
         ORDER BY priority DESC, run_at, id
         LIMIT :limit
     )
@@ -116,10 +119,11 @@ _JOBS = "SELECT * FROM jobs WHERE id IN (SELECT value FROM json_each(?)) ORDER B
 
 def queue_order(connection: sqlite3.Connection, queues: Sequence[str]) -> list[str]:
     """The queues to claim from, in order: as listed, or every queue with queued jobs,
-    `interactive` first and `batch` last."""
+    `interactive` first and `batch` last; never a paused one."""
+    paused = paused_queues(connection)
     if queues:
-        return list(queues)
-    return queue_precedence(row[0] for row in connection.execute(_QUEUES))
+        return [queue for queue in queues if queue not in paused]
+    return queue_precedence(row[0] for row in connection.execute(_QUEUES) if row[0] not in paused)
 
 
 def _claim(

@@ -17,6 +17,7 @@ from backroom.store.rows import (
 )
 from backroom.store.sqlite.lanes import LANE_USE
 from backroom.store.sqlite.part import SqlitePart
+from backroom.store.sqlite.pauses import UNPAUSED_LANE, UNPAUSED_QUEUE
 
 # Larger than any job id: the cursor of a first page.
 _NO_CURSOR = 2**63 - 1
@@ -127,9 +128,10 @@ def next_wakeup(
     """The earliest due time of a queued job or lease expiry of a running one in `queues`,
     of `tasks` (None: any task).
 
-    A job of a paused lane is due when both it and the pause are; a job of a lane with
-    no free slot has no time of its own: the call that frees one says so (see
-    `Store.on_new_work`), and a running job's lease expiry is counted anyway.
+    A job of a lane paused by a 429 is due when both it and the pause are; a job of a
+    lane with no free slot, or of a queue or lane a person paused, has no time of its
+    own: the call that frees a slot, or resumes, says so (see `Store.on_new_work`), and
+    a running job's lease expiry is counted anyway.
     """
     queue_filter = queue_condition(queues)
     if tasks is not None:
@@ -145,7 +147,7 @@ def next_wakeup(
         SELECT MIN(at) FROM (
             SELECT MIN(MAX(job.run_at, COALESCE(lane_state.paused_until, 0))) AS at
             FROM jobs AS job LEFT JOIN lane_states AS lane_state ON lane_state.name = job.lane
-            WHERE job.state = 'queued' {queue_filter}
+            WHERE job.state = 'queued' {queue_filter} AND {UNPAUSED_QUEUE} AND {UNPAUSED_LANE}
               AND (job.lane IS NULL OR job.lane NOT IN (SELECT name FROM full_lanes))
             UNION ALL
             SELECT MIN(lease_expires_at) FROM jobs WHERE state = 'running' {queue_filter}

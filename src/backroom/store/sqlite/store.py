@@ -26,6 +26,7 @@ from backroom.store.sqlite.jobs import SqliteJobs
 from backroom.store.sqlite.lanes import SqliteLanes
 from backroom.store.sqlite.leases import SqliteLeases
 from backroom.store.sqlite.migrate import apply_migrations, schema_version
+from backroom.store.sqlite.pauses import SqlitePauses
 from backroom.store.sqlite.queries import SqliteEvents
 from backroom.store.sqlite.tenants import SqliteTenants
 from backroom.store.sqlite.usage import SqliteUsage
@@ -56,6 +57,7 @@ class SqliteStore(
     SqliteUsage,
     SqliteEvents,
     SqliteFeed,
+    SqlitePauses,
 ):
     """`Store` on SQLite; call `migrate()` once before use, `close()` at the end."""
 

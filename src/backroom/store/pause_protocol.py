@@ -1,0 +1,28 @@
+"""The part of the store protocol behind pausing queues and lanes (`PauseStore`).
+
+A pause is shared state, like a lane: every worker's claim, on every machine, reads
+it in the statement that takes jobs, so a paused queue or lane gives no worker a job
+from the moment `pause` returns. Jobs already running go on to their end.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from backroom.store.records import Pause, PauseKind
+
+
+class PauseStore(Protocol):
+    """Queues and lanes paused for every worker, until a person resumes them."""
+
+    async def pause(self, kind: PauseKind, name: str, now: int) -> Pause:
+        """Pause the queue or lane `name`; the pause (the first one, if it was paused)."""
+
+    async def resume(self, kind: PauseKind, name: str) -> bool:
+        """Resume the queue or lane `name`; False if it was not paused.
+
+        Its due jobs are claimable again: workers are told, as of new work.
+        """
+
+    async def pauses(self) -> list[Pause]:
+        """Every pause, by kind and name."""
