@@ -112,6 +112,7 @@ async def test_an_answer_is_the_result_with_its_usage_and_cost(
         "input_tokens": tokens.input_tokens,
         "cached_tokens": 0,
         "output_tokens": tokens.output_tokens,
+        "reasoning_tokens": 0,
         "cost_usd": f"{cost:f}",
     }
     (report,) = sink.reports

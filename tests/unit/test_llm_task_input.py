@@ -51,13 +51,13 @@ def test_a_minimal_input_is_a_prompt_with_defaults() -> None:
         ({"model": "m", "input": []}, "input: Value should have at least 1 item"),
         (
             {"model": "m", "input": [{"role": "bot", "content": "x"}]},
-            "input.list[MessageInput].0.role",
+            "input.0.role: Input should be 'user'",
         ),
         (
             {"model": "m", "input": "Hi", "max_output_tokens": 0},
             "max_output_tokens: Input should be greater than 0",
         ),
-        ({"model": "m", "input": "Hi", "seed": 1}, "seed: Extra inputs are not permitted"),
+        ({"model": "m", "input": "Hi", "logit_bias": {}}, "logit_bias: Extra inputs are not"),
         (None, "Input should be a valid dictionary"),
     ],
     ids=["no-model", "empty-model", "no-turns", "bad-role", "zero-output", "unknown-field", "null"],

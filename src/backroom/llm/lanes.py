@@ -48,7 +48,7 @@ def estimate_call_tokens(request: LLMRequest) -> int:
     them), plus `max_output_tokens`, or `DEFAULT_OUTPUT_TOKENS` when unset: providers
     count input and output against the same tokens-per-minute limit.
     """
-    prompt = "\n".join(turn.content for turn in request.messages())
+    prompt = "\n".join(turn.text for turn in request.messages())
     output = request.max_output_tokens or DEFAULT_OUTPUT_TOKENS
     return estimate_tokens(prompt) + output
 

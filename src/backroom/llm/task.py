@@ -5,9 +5,11 @@
     await respond.aclose()  # when the worker stops: closes the SDK clients
 
 Input `{model, input, instructions?, max_output_tokens?, temperature?, prompt_version?,
-provider?, stream?}` (see `RespondInput`); result `{output_text, response_id, model,
-usage: {input_tokens, cached_tokens, output_tokens, cost_usd}}`, with `cost_usd` an
-exact decimal string, or null when the model has no prices configured. With `stream`,
+provider?, stream?}` and the request features (see `RespondInput`); result
+`{output_text, status, finish_reason, incomplete_details, response_id, model, usage:
+{input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_usd}}` and, with
+the features, `output_parsed` and `tool_calls` (see `backroom.llm.result`), with
+`cost_usd` an exact decimal string, or null when the model has no prices configured. With `stream`,
 the text so far is stored as the job's partial output about every 250 ms, beside the
 attempt that streams it (`{"attempt": N, "text": ...}`, reset as each attempt starts).
 
@@ -37,7 +39,7 @@ from backroom.llm.providers.openai.clients import HttpClientFactory, ProviderCli
 from backroom.llm.providers.openai.errors import RateLimited
 from backroom.llm.ratelimit_headers import RateLimitSnapshot
 from backroom.llm.request import LLMResult
-from backroom.llm.result import result_json
+from backroom.llm.result import check_truncation, result_json
 from backroom.llm.task_input import RespondInput
 from backroom.llm.usage_sink import StoreCallSink
 from backroom.tasks import Task
@@ -180,7 +182,8 @@ class RespondTask:
             # The last deltas arrive with the end of the stream: leave the whole text, not
             # the prefix of the last 250 ms tick, for pollers to see.
             await ctx.progress(1.0, partial=partial_output(ctx.attempt, result.output_text))
-        return result_json(result, usage)
+        check_truncation(result, fail_on_truncation=job_input.fail_on_truncation)
+        return result_json(result, usage, request)
 
 
 def register_llm_tasks(

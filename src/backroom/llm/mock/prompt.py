@@ -6,9 +6,11 @@ and reduce them to one `Prompt`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from backroom.llm.mock.features import Features, features_from_chat, features_from_responses
 
 
 class _Part(BaseModel):
@@ -77,6 +79,8 @@ class Prompt:
     stream: bool
     stream_usage: bool = True
     """Whether a stream ends with usage (chat completions send it only when asked)."""
+    features: Features = field(default_factory=Features)
+    """Structured output, tools, reasoning, stop sequences, images (see `mock.features`)."""
 
 
 def _last_user_text(turns: list[_Turn]) -> str:
@@ -97,6 +101,7 @@ def prompt_from_responses(body: object) -> Prompt:
         last_user_text=_last_user_text(turns),
         max_output_tokens=request.max_output_tokens,
         stream=request.stream,
+        features=features_from_responses(body if isinstance(body, dict) else {}),
     )
 
 
@@ -111,4 +116,5 @@ def prompt_from_chat(body: object) -> Prompt:
         max_output_tokens=request.max_completion_tokens or request.max_tokens,
         stream=request.stream,
         stream_usage=options is not None and options.include_usage,
+        features=features_from_chat(body if isinstance(body, dict) else {}),
     )

@@ -3,7 +3,9 @@
 A stream runs `response.created`, `response.output_item.added`,
 `response.content_part.added`, one `response.output_text.delta` per word,
 `response.output_text.done`, `response.content_part.done`, `response.output_item.done`
-and `response.completed` (or `response.incomplete`). A broken stream (see `broken`) goes
+and `response.completed` (or `response.incomplete`). An answer that calls a tool has a
+`function_call` item instead of the message, its arguments in one
+`response.function_call_arguments.delta`. A broken stream (see `broken`) goes
 wrong after the first delta; with `stream_error` it sends `response.failed`.
 """
 
@@ -45,9 +47,28 @@ def _usage(reply: Reply) -> JSON:
         "input_tokens": usage.input_tokens,
         "input_tokens_details": {"cached_tokens": usage.cached_tokens, "cache_write_tokens": 0},
         "output_tokens": usage.output_tokens,
-        "output_tokens_details": {"reasoning_tokens": 0},
+        "output_tokens_details": {"reasoning_tokens": reply.reasoning_tokens},
         "total_tokens": usage.input_tokens + usage.output_tokens,
     }
+
+
+def _function_call(reply: Reply, arguments: str, status: str) -> JSON:
+    name = reply.tool_call[0] if reply.tool_call is not None else ""
+    item_id, call_id = reply.ids
+    return {
+        "type": "function_call",
+        "id": item_id,
+        "call_id": call_id,
+        "name": name,
+        "arguments": arguments,
+        "status": status,
+    }
+
+
+def _output(reply: Reply) -> list[JSON]:
+    if reply.tool_call is not None:
+        return [_function_call(reply, reply.tool_call[1], "completed")]
+    return [_message(reply, reply.text, "completed")]
 
 
 def _response(reply: Reply, status: str) -> JSON:
@@ -59,13 +80,15 @@ def _response(reply: Reply, status: str) -> JSON:
         "created_at": reply.created_s,
         "status": status,
         "model": reply.model,
-        "output": [_message(reply, reply.text, "completed")] if finished else [],
+        "output": _output(reply) if finished else [],
         "parallel_tool_calls": True,
         "tool_choice": "auto",
         "tools": [],
         "error": None,
         "incomplete_details": None,
         "usage": _usage(reply) if finished else None,
+        "top_p": reply.features.top_p,
+        "metadata": reply.features.metadata,
     }
     if status == "incomplete":
         body["incomplete_details"] = {"reason": "max_output_tokens"}
@@ -95,9 +118,13 @@ class _EventWriter:
 async def response_events(reply: Reply, pause: Pause, *, fault: str | None) -> AsyncIterator[str]:
     """The SSE frames of a streamed response; with a `fault`, it breaks after one delta."""
     writer = _EventWriter()
+    yield writer.frame("response.created", response=_response(reply, "in_progress"))
+    if reply.tool_call is not None:
+        for frame in _function_call_events(writer, reply):
+            yield frame
+        return
     item_id = _ids(reply)[1]
     at = {"item_id": item_id, "output_index": 0, "content_index": 0}
-    yield writer.frame("response.created", response=_response(reply, "in_progress"))
     yield writer.frame(
         "response.output_item.added", output_index=0, item=_message(reply, "", "in_progress")
     )
@@ -117,3 +144,24 @@ async def response_events(reply: Reply, pause: Pause, *, fault: str | None) -> A
     )
     final = response_body(reply)
     yield writer.frame(f"response.{final['status']}", response=final)
+
+
+def _function_call_events(writer: _EventWriter, reply: Reply) -> list[str]:
+    """The frames of an answer that calls a tool, after `response.created`."""
+    arguments = reply.tool_call[1] if reply.tool_call is not None else ""
+    at = {"item_id": reply.ids[0], "output_index": 0}
+    return [
+        writer.frame(
+            "response.output_item.added",
+            output_index=0,
+            item=_function_call(reply, "", "in_progress"),
+        ),
+        writer.frame("response.function_call_arguments.delta", delta=arguments, **at),
+        writer.frame("response.function_call_arguments.done", arguments=arguments, **at),
+        writer.frame(
+            "response.output_item.done",
+            output_index=0,
+            item=_function_call(reply, arguments, "completed"),
+        ),
+        writer.frame("response.completed", response=response_body(reply)),
+    ]

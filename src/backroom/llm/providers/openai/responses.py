@@ -10,7 +10,6 @@ from openai.types.responses import (
     ResponseErrorEvent,
     ResponseFailedEvent,
     ResponseIncompleteEvent,
-    ResponseInputParam,
     ResponseStreamEvent,
     ResponseTextDeltaEvent,
 )
@@ -19,15 +18,16 @@ from backroom.core.errors import Permanent, Retryable
 from backroom.llm.pricing import Usage
 from backroom.llm.progress import StreamProgress
 from backroom.llm.providers.openai.errors import error_for_stream_failure
+from backroom.llm.providers.openai.responses_params import (
+    responses_finish,
+    responses_input,
+    responses_options,
+    responses_reasoning_tokens,
+    responses_tool_calls,
+)
 from backroom.llm.providers.openai.stream_read import ended_early, reading
 from backroom.llm.ratelimit_headers import parse_rate_limit_headers
 from backroom.llm.request import LLMRequest, LLMResult
-
-
-def _input(request: LLMRequest) -> str | ResponseInputParam:
-    if isinstance(request.input, str):
-        return request.input
-    return [{"role": turn.role, "content": turn.content} for turn in request.input]
 
 
 def _usage(response: Response) -> Usage:
@@ -73,20 +73,25 @@ async def respond_with_responses(
     """Make `request` through the Responses API; SDK errors propagate unmapped."""
     raw = await client.responses.with_raw_response.create(
         model=request.model,
-        input=_input(request),
+        input=responses_input(request),
         instructions=omit if request.instructions is None else request.instructions,
         max_output_tokens=omit if request.max_output_tokens is None else request.max_output_tokens,
         temperature=omit if request.temperature is None else request.temperature,
         stream=request.stream,
+        **responses_options(request),
     )
     parsed = raw.parse()
     response = (
         await _final_response(parsed, progress) if isinstance(parsed, AsyncStream) else parsed
     )
+    calls = responses_tool_calls(response)
     return LLMResult(
         output_text=response.output_text,
         response_id=response.id,
         model=response.model,
         usage=_usage(response),
         rate_limits=parse_rate_limit_headers(raw.headers),
+        finish=responses_finish(response, calls=bool(calls)),
+        tool_calls=calls,
+        reasoning_tokens=responses_reasoning_tokens(response),
     )
