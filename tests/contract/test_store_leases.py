@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from contract_support import LEASE_MS, T0, WORKER, running, submit
+from contract_support import LEASE_MS, T0, WORKER, Backend, running, submit
 
 from backroom.core import transitions
 from backroom.core.errors import LeaseLost
@@ -125,3 +125,30 @@ async def test_the_fencing_token_survives_a_redrive(store: Store) -> None:
     (again,) = await store.claim([], 1, WORKER, LEASE_MS, EXPIRED_AT)
 
     assert again.lease == Lease(job.id, token=2, attempt=1)
+
+
+async def test_a_commit_watch_reports_another_stores_commits_once(backend: Backend) -> None:
+    # Stores that hear every process's new work through `on_new_work` have no watch.
+    watching, submitting = await backend.open(), await backend.open()
+    changed = watching.commit_watch()
+    if changed is None:
+        return
+    changed()  # the first look only learns where the file is
+
+    quiet = changed()
+    await submit(submitting)
+    after_submit = changed()
+    again = changed()
+    await watching.claim([], 10, WORKER, LEASE_MS, T0)  # its own claim of that job: a commit too
+    after_own_claim = changed()
+    # Idle workers claiming nothing change nothing: they do not wake each other.
+    await submitting.claim([], 10, WORKER, LEASE_MS, T0)
+    after_empty_claim = changed()
+
+    assert (quiet, after_submit, again, after_own_claim, after_empty_claim) == (
+        False,
+        True,
+        False,
+        True,
+        False,
+    )

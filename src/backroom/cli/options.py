@@ -80,3 +80,12 @@ PollIntervalOption = Annotated[
         help="Seconds between looks for new work when no wake-up comes.",
     ),
 ]
+WatchIntervalOption = Annotated[
+    float,
+    typer.Option(
+        "--watch-interval",
+        min=0,
+        help="SQLite: seconds between checks, while idle, for other processes' commits "
+        "(0: only poll).",
+    ),
+]

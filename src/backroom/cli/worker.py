@@ -19,6 +19,7 @@ from backroom.cli.options import (
     PollIntervalOption,
     PoolMaxOption,
     PoolMinOption,
+    WatchIntervalOption,
 )
 from backroom.config import Settings, redacted_url
 from backroom.core.usage import OverBudget
@@ -75,6 +76,7 @@ def worker(
     pool_min: PoolMinOption = None,
     pool_max: PoolMaxOption = None,
     poll_interval: PollIntervalOption = 1.0,
+    watch_interval: WatchIntervalOption = 0.01,
     log_level: LogLevelOption = "info",
     log_json: LogJsonOption = False,
 ) -> None:
@@ -91,6 +93,7 @@ def worker(
         burst=burst,
         over_budget=over_budget,
         poll_interval_ms=max(1, round(poll_interval * 1000)),
+        watch_ms=round(watch_interval * 1000),
     )
 
     async def run() -> None:

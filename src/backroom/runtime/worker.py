@@ -10,7 +10,9 @@ One asyncio loop per process runs these side by side:
   batches, one store call per batch;
 - the heartbeat loop extends every held lease in one call and stops handlers whose
   lease was lost or whose job was cancelled;
-- the retention sweep (see `backroom.runtime.retention`) deletes old finished jobs now and then.
+- the retention sweep (see `backroom.runtime.retention`) deletes old finished jobs now and then;
+- on SQLite, the commit watch (`backroom.runtime.wakeup`) wakes the claim loop when
+  another process commits.
 
 A slot frees when its handler returns, not when its outcome is stored: the claim for
 the next jobs then goes to the store alongside the finish of the last ones, and a
@@ -22,7 +24,6 @@ The worker owns the clock; the store only ever receives `now`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import random
 import signal
@@ -38,6 +39,7 @@ from backroom.runtime.attempt import AttemptRunner, StopReason
 from backroom.runtime.attempt_log import log_grace, log_handed_back, log_lease_lost
 from backroom.runtime.outcome_writer import AttemptListener, OutcomeWriter
 from backroom.runtime.retention import RetentionSweep
+from backroom.runtime.wakeup import Wakeup
 from backroom.runtime.worker_config import WorkerConfig
 from backroom.store.protocol import WorkerStore
 from backroom.tasks import TaskRegistry
@@ -82,7 +84,7 @@ class Worker:
         self._outcomes = OutcomeWriter(
             store, clock, retry_after_ms=self.config.poll_interval_ms, done=self._forget
         )
-        self._wake = asyncio.Event()
+        self._wake = Wakeup(clock)
         self._holding = asyncio.Event()
         self._stopping = False
 
@@ -111,6 +113,10 @@ class Worker:
         self.store.on_new_work(self._on_new_work)
         writer = asyncio.create_task(self._outcomes.run(), name="backroom-flush")
         background = [asyncio.create_task(self._heartbeat_loop(), name="backroom-heartbeat")]
+        changed = None if in_virtual_time() else self.store.commit_watch()
+        if changed is not None and self.config.watch_ms > 0:
+            watch = self._wake.watch(changed, self.config.watch_ms)
+            background.append(asyncio.create_task(watch, name="backroom-commit-watch"))
         if self.config.retention is not None:
             sweep = RetentionSweep(self.store, self.clock, self.config.retention)
             background.append(asyncio.create_task(sweep.run(), name="backroom-retention"))
@@ -141,7 +147,7 @@ class Worker:
             claimed = await self._claim(free, now) if free > 0 else 0
             if config.burst and claimed == 0 and not self._running and await self._idle():
                 return
-            await self._wait(await self._next_poll(now, claimed, free))
+            await self._wake.wait(await self._next_poll(now, claimed, free))
 
     async def _claim(self, free: int, now: int) -> int:
         config = self.config
@@ -199,15 +205,6 @@ class Worker:
             return None
         # A job due already was just taken by another worker: look again shortly, not at once.
         return max(now + _MIN_WAIT_MS, min(deadlines))
-
-    async def _wait(self, deadline: int | None) -> None:
-        if deadline is None:
-            await self._wake.wait()
-            return
-        delay_s = max(0, deadline - self.clock.now()) / 1000
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(delay_s):
-                await self._wake.wait()
 
     def _on_new_work(self) -> None:
         if self.config.drain:

@@ -23,7 +23,9 @@ class WorkerConfig:
     `drain=True` claims again as soon as a slot frees; `drain=False` claims at most once
     per poll interval (the fixed tick of the seeds' example). `burst` exits once no job
     in the worker's queues is queued or running; `stop_at` exits at that clock time.
-    `retention` says when finished jobs are deleted (None: this worker never does).
+    `watch_ms` is how often a waiting worker checks for other processes' commits where
+    its store cannot be told of them (SQLite; 0: only poll). `retention` says when
+    finished jobs are deleted (None: this worker never does).
     `over_budget` says what a queued LLM job (one in a lane) does when its tenant's daily budget is
     spent: wait for the next UTC day, or fail (see `backroom.runtime.lane_gate`).
     """
@@ -33,6 +35,7 @@ class WorkerConfig:
     lease_ms: int = 30_000
     heartbeat_ms: int | None = None
     poll_interval_ms: int = 1_000
+    watch_ms: int = 10
     sweep_interval_ms: int = 5_000
     shutdown_grace_ms: int = 10_000
     drain: bool = True

@@ -123,6 +123,15 @@ class LeaseStore(Protocol):
         of every process's through LISTEN/NOTIFY. Workers still poll as a fallback.
         """
 
+    def commit_watch(self) -> Callable[[], bool] | None:
+        """A check for commits `on_new_work` does not hear of, or None if it hears them all.
+
+        SQLite's check reports whether another process (or connection) may have
+        committed since its last call; it is cheap and synchronous, for a worker to run
+        on its event loop every few milliseconds while it waits. None from PostgreSQL
+        (NOTIFY reaches every process) and memory (no other process can write).
+        """
+
 
 class HandlerWriteStore(Protocol):
     """What a running handler writes through its lease: progress and `once` entries."""

@@ -96,3 +96,7 @@ class MemoryLeases(MemoryPart):
     def on_new_work(self, callback: Callable[[], None]) -> None:
         """Call `callback` on the event loop after this store queues claimable work."""
         self._new_work.add(callback)
+
+    def commit_watch(self) -> Callable[[], bool] | None:
+        """None: only this process writes to a memory database, and it announces its work."""
+        return None

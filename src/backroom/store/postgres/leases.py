@@ -266,3 +266,7 @@ class PostgresLeases(PostgresPart):
         no listen URL nothing listens: workers find new work by polling.
         """
         self._listener.add(callback)
+
+    def commit_watch(self) -> Callable[[], bool] | None:
+        """None: LISTEN/NOTIFY tells `on_new_work` of every process's new work."""
+        return None

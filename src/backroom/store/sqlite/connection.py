@@ -105,7 +105,13 @@ class SqliteDatabase:
         self._commit_callbacks: list[Callable[[], None]] = []
 
     def on_commit(self, callback: Callable[[], None]) -> None:
-        """Call `callback` on the event loop after each write transaction that committed."""
+        """Call `callback` on the event loop after each write transaction that committed
+        a change.
+
+        A transaction that changed no row (a claim that found nothing, a reader's
+        cursor already in place) calls nothing: a callback that writes would otherwise
+        wake itself forever.
+        """
         self._commit_callbacks.append(callback)
 
     async def write(self, work: Work[T]) -> T:
@@ -125,13 +131,13 @@ class SqliteDatabase:
             while self._pending:
                 group, self._pending = self._pending, []
                 try:
-                    results = await self._hop(
+                    results, changed = await self._hop(
                         partial(self._transaction, "BEGIN IMMEDIATE", partial(_run_group, group))
                     )
                 except BaseException as error:  # the whole group failed: tell every caller
                     results = [_Done(error=error) for _ in group]
                 else:
-                    for callback in self._commit_callbacks:
+                    for callback in self._commit_callbacks if changed else ():
                         callback()
                 for call, done in zip(group, results, strict=True):
                     if call.future.done():
@@ -234,8 +240,10 @@ class SqliteDatabase:
             self._connection = None
 
 
-def _run_group(group: list[_Write], connection: sqlite3.Connection) -> list[_Done]:
-    """Run each call of a group under its own SAVEPOINT inside the open transaction."""
+def _run_group(group: list[_Write], connection: sqlite3.Connection) -> tuple[list[_Done], bool]:
+    """Run each call of a group under its own SAVEPOINT inside the open transaction;
+    what each returned, and whether any row changed."""
+    changes_before = connection.total_changes
     results: list[_Done] = []
     for call in group:
         connection.execute("SAVEPOINT call")
@@ -254,4 +262,4 @@ def _run_group(group: list[_Write], connection: sqlite3.Connection) -> list[_Don
             continue
         connection.execute("RELEASE call")
         results.append(_Done(value=value))
-    return results
+    return results, connection.total_changes != changes_before

@@ -49,13 +49,18 @@ def store_submissions(
     connection: sqlite3.Connection, jobs: Sequence[NewJob], now: int
 ) -> list[SubmitResult]:
     """Store the new jobs and return each submission's job, created or found by its key."""
+    transition = transitions.submitted(now)
+    if all(new.idempotency_key is None and new.max_active is None for new in jobs):
+        # Nothing to look up or count (most bulk submissions): every job is inserted.
+        inserted = _insert_jobs(connection, jobs, now)
+        record_transitions(connection, ((job.id, transition) for job in inserted))
+        return [SubmitResult(job, True) for job in inserted]
     plan = plan_submissions(
         jobs,
         lambda tenant, key: _stored(connection, tenant, key),
         lambda tenant: queries.count_active(connection, tenant),
     )
     inserted = _insert_jobs(connection, plan.inserts, now)
-    transition = transitions.submitted(now)
     record_transitions(connection, ((job.id, transition) for job in inserted))
     return plan.results(inserted)
 

@@ -257,3 +257,8 @@ class SqliteLeases(SqlitePart):
     def on_new_work(self, callback: Callable[[], None]) -> None:
         """Call `callback` on the event loop after this store queues claimable work."""
         self._new_work.add(callback)
+
+    def commit_watch(self) -> Callable[[], bool] | None:
+        """A `PRAGMA data_version` check on a connection of its own (see `CommitWatch`);
+        None for a private `:memory:` database."""
+        return self._commit_watch

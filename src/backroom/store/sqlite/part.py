@@ -8,6 +8,7 @@ module's functions run on the database thread, its part's methods on the event l
 from __future__ import annotations
 
 from backroom.store.new_work import NewWorkHints
+from backroom.store.sqlite.commit_watch import CommitWatch
 from backroom.store.sqlite.connection import SqliteDatabase
 
 
@@ -16,3 +17,4 @@ class SqlitePart:
 
     _database: SqliteDatabase
     _new_work: NewWorkHints
+    _commit_watch: CommitWatch | None

@@ -19,6 +19,7 @@ from backroom.store.new_work import NewWorkHints
 from backroom.store.records import QueueStats, TaskBacklog
 from backroom.store.sqlite import queries
 from backroom.store.sqlite import retention as retention_sql
+from backroom.store.sqlite.commit_watch import CommitWatch
 from backroom.store.sqlite.connection import SqliteDatabase
 from backroom.store.sqlite.feed_methods import SqliteFeed
 from backroom.store.sqlite.handler_writes import SqliteHandlerWrites
@@ -68,6 +69,7 @@ class SqliteStore(
             path, synchronous=synchronous, busy_timeout_ms=busy_timeout_ms
         )
         self._new_work = NewWorkHints()
+        self._commit_watch = None if path == _MEMORY else CommitWatch(path)
 
     @classmethod
     def from_url(cls, url: str) -> SqliteStore:
@@ -104,5 +106,7 @@ class SqliteStore(
         await self._database.check_writable()
 
     async def close(self) -> None:
-        """Close the connection and its thread."""
+        """Close the connections and the database thread."""
+        if self._commit_watch is not None:
+            self._commit_watch.close()
         await self._database.close()

@@ -1,0 +1,127 @@
+"""Pickup latency across processes on SQLite, and what an idle worker costs, side by side.
+
+    python -m bench.sqlite_wakeup [--samples 200] [--baseline-samples 20] [--rounds 3]
+        [--idle-s 10]
+
+A `backroom worker` process waits on a SQLite file; this process submits one `pickup`
+job at a time with `App.submit` and reads when its handler started (the handler
+returns `time.perf_counter_ns()`, CLOCK_MONOTONIC, shared by every process on Linux).
+Two workers, round by round, alternating:
+- "watch": the default, checking `PRAGMA data_version` every 10 ms while idle;
+- "poll only": `--watch-interval 0`, hearing of other processes' work at its 1 s poll
+  (backroom before the commit watch).
+Idle CPU: the worker's user+system time (from /proc/PID/stat) over `--idle-s` seconds
+with nothing queued, as a share of one core. The load average is printed with the
+figures, since the machine may be shared.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from backroom import App
+from backroom.clock import SystemClock
+from bench.postgres_throughput import percentile
+
+ROOT = Path(__file__).resolve().parent.parent
+VARIANTS = {"watch": [], "poll only": ["--watch-interval", "0"]}
+
+
+def start_worker(db: Path, options: list[str]) -> subprocess.Popen[bytes]:
+    command = [sys.executable, "-m", "backroom", "worker", "--app", "bench.noop_app:app"]
+    return subprocess.Popen(
+        [*command, "--db", f"sqlite:///{db}", "--concurrency", "10", *options],
+        cwd=ROOT,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+async def pickups(app: App, samples: int) -> list[float]:
+    """Milliseconds from `App.submit` to the handler's start, `samples` times."""
+    clock = SystemClock()
+    latencies: list[float] = []
+    for _ in range(samples + 1):
+        await clock.sleep(20)  # let the worker fall idle again
+        submitted = time.perf_counter_ns()
+        job = (await app.submit("pickup", None)).job
+        while (stored := await app.get(job.id)) is None or stored.result is None:
+            await clock.sleep(5)
+        latencies.append((stored.result - submitted) / 1e6)
+    return latencies[1:]  # the first waited for the worker to start
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU seconds the process has used."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def measure(
+    db: Path, options: list[str], samples: int, idle_s: float
+) -> tuple[list[float], float]:
+    """(pickup latencies in ms, idle CPU share of one core) for one worker."""
+    worker = start_worker(db, options)
+    try:
+        async with App(f"sqlite:///{db}") as app:
+            latencies = await pickups(app, samples)
+        before, started = cpu_seconds(worker.pid), time.perf_counter()
+        await SystemClock().sleep(idle_s * 1000)
+        idle = (cpu_seconds(worker.pid) - before) / (time.perf_counter() - started)
+    finally:
+        worker.terminate()
+        worker.wait()
+    return latencies, idle
+
+
+async def run(samples: int, baseline_samples: int, rounds: int, idle_s: float) -> None:
+    latencies: dict[str, list[float]] = {name: [] for name in VARIANTS}
+    idle: dict[str, list[float]] = {name: [] for name in VARIANTS}
+    p50s: dict[str, list[float]] = {name: [] for name in VARIANTS}
+    with tempfile.TemporaryDirectory() as folder:
+        db = Path(folder) / "jobs.db"
+        async with App(f"sqlite:///{db}"):
+            pass  # create the schema
+        for round_number in range(rounds):
+            order = list(VARIANTS) if round_number % 2 == 0 else list(reversed(VARIANTS))
+            for name in order:
+                count = samples if name == "watch" else baseline_samples
+                found, share = await measure(db, VARIANTS[name], count, idle_s)
+                latencies[name] += found
+                idle[name].append(share)
+                p50s[name].append(statistics.median(found))
+    print(f"load average {os.getloadavg()[0]:.2f}, {rounds} rounds, alternating")
+    print()
+    print("| worker | pickup p50 | p99 | max | samples | idle CPU (median) |")
+    print("| --- | ---: | ---: | ---: | ---: | ---: |")
+    for name, values in latencies.items():
+        idle_share = 100 * statistics.median(idle[name])
+        print(
+            f"| {name} | {statistics.median(values):.2f} ms | {percentile(values, 0.99):.2f} ms"
+            f" | {max(values):.2f} ms | {len(values)} | {idle_share:.2f}% |"
+        )
+    ratio = statistics.median(latencies["poll only"]) / statistics.median(latencies["watch"])
+    print()
+    print(f"pickup p50, poll only / watch: {ratio:.0f}x; per-round p50s: {p50s}")
+
+
+def main() -> None:
+    """Measure both workers and print a markdown table."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=200)
+    parser.add_argument("--baseline-samples", type=int, default=20)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--idle-s", type=float, default=10.0)
+    args = parser.parse_args()
+    asyncio.run(run(args.samples, args.baseline_samples, args.rounds, args.idle_s))
+
+
+if __name__ == "__main__":
+    main()
