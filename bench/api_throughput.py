@@ -103,11 +103,13 @@ def start_bare() -> Server:
     return server
 
 
-def start_backroom(folder: Path, *, worker: bool, options: tuple[str, ...] = ()) -> Server:
-    """`backroom serve` on a fresh database in `folder`, with its first key."""
+def start_backroom(
+    folder: Path, *, worker: bool, options: tuple[str, ...] = (), db: str | None = None
+) -> Server:
+    """`backroom serve` on a fresh database in `folder` (or on `db`), with its first key."""
     port = free_port()
     command = [sys.executable, "-c", CLI, "serve", "--port", str(port), "--log-level", "warning"]
-    command += ["--db", f"sqlite:///{folder / 'bench.db'}"]
+    command += ["--db", db or f"sqlite:///{folder / 'bench.db'}"]
     command += [*([] if worker else ["--no-worker"]), *options]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     assert process.stdout is not None

@@ -14,8 +14,10 @@ from pydantic.json_schema import models_json_schema
 from backroom.api.auth import authenticator
 from backroom.api.body_limit import BodyLimit
 from backroom.api.docs import install_docs
+from backroom.api.models.batch import BatchJob
 from backroom.api.models.jobs import Problem
 from backroom.api.problems import index_methods, install_problem_handlers
+from backroom.api.routes.batch import batch_router
 from backroom.api.routes.dead_letters import dead_letters_router
 from backroom.api.routes.events import events_router
 from backroom.api.routes.jobs import jobs_router
@@ -67,6 +69,7 @@ def create_api(app: App, settings: ApiSettings | None = None) -> FastAPI:
     )
     routers = [
         jobs_router(app, authenticate, policy),
+        batch_router(app, authenticate, policy),
         dead_letters_router(app, authenticate),
         events_router(app, authenticate, hub),
         webhooks_router(app, authenticate, chosen.webhook_policy),
@@ -82,7 +85,8 @@ def create_api(app: App, settings: ApiSettings | None = None) -> FastAPI:
 
 class _BackroomApi(FastAPI):
     """FastAPI, whose OpenAPI document also defines `Problem`, the schema that every
-    error response names (FastAPI only collects the models of success responses)."""
+    error response names (FastAPI only collects the models of success responses), and
+    `BatchJob`, which a batch's jobs are checked against one by one."""
 
     def openapi(self) -> dict[str, Any]:
         """The OpenAPI document, built on first use."""
@@ -90,7 +94,8 @@ class _BackroomApi(FastAPI):
             return self.openapi_schema
         schema = super().openapi()  # cached by FastAPI, so completed once, in place
         _, definitions = models_json_schema(
-            [(Problem, "serialization")], ref_template="#/components/schemas/{model}"
+            [(Problem, "serialization"), (BatchJob, "validation")],
+            ref_template="#/components/schemas/{model}",
         )
         schema.setdefault("components", {}).setdefault("schemas", {}).update(
             definitions.get("$defs", {})

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from fastapi import APIRouter, FastAPI, Request
@@ -80,20 +80,24 @@ async def _on_http_error(request: Request, error: Exception) -> JSONResponse:
     return to_response(problem(error.status_code, detail, headers=headers))
 
 
-def _field_error(entry: dict[str, Any]) -> dict[str, Any]:
+def _field_error(entry: Any, prefix: tuple[str, ...]) -> dict[str, Any]:
     if entry["type"] == "json_invalid":
         # FastAPI puts the character offset in `loc`; the decoder's words say more.
         reason = entry.get("ctx", {}).get("error", "")
         return {"loc": ["body"], "msg": f"invalid JSON: {reason}", "type": "json_invalid"}
-    return {"loc": list(entry["loc"]), "msg": entry["msg"], "type": entry["type"]}
+    return {"loc": [*prefix, *entry["loc"]], "msg": entry["msg"], "type": entry["type"]}
+
+
+def validation_problem(errors: Sequence[Any], prefix: tuple[str, ...] = ()) -> Reply:
+    """The 422 naming each of pydantic's `errors`, their locations under `prefix`."""
+    fields = [_field_error(entry, prefix) for entry in errors]
+    detail = "; ".join(f"{_location(tuple(entry['loc']))}: {entry['msg']}" for entry in fields)
+    return problem(422, detail, kind="validation-error", title="Invalid request", errors=fields)
 
 
 async def _on_validation_error(_request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, RequestValidationError)
-    fields = [_field_error(entry) for entry in error.errors()]
-    detail = "; ".join(f"{_location(tuple(entry['loc']))}: {entry['msg']}" for entry in fields)
-    reply = problem(422, detail, kind="validation-error", title="Invalid request", errors=fields)
-    return to_response(reply)
+    return to_response(validation_problem(error.errors()))
 
 
 async def _on_store_unavailable(_request: Request, error: Exception) -> JSONResponse:

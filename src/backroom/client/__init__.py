@@ -5,6 +5,7 @@ the typed exceptions of `backroom.client.errors`.
 """
 
 from backroom.client.async_client import AsyncClient
+from backroom.client.batch_plans import JobRequest
 from backroom.client.blocking_client import Client
 from backroom.client.errors import (
     ApiError,
@@ -30,6 +31,7 @@ __all__ = [
     "IdempotencyKeyReused",
     "InvalidRequest",
     "JobPage",
+    "JobRequest",
     "NotFound",
     "PayloadTooLarge",
     "QueueFull",

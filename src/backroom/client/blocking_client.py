@@ -19,6 +19,7 @@ import httpx
 
 from backroom.client import queue_plans as steering
 from backroom.client import webhook_plans as hooks
+from backroom.client.batch_plans import BatchResults, JobRequest, submit_many
 from backroom.client.errors import WaitTimeout
 from backroom.client.plans import (
     ClientConfig,
@@ -110,6 +111,12 @@ class Client:
             "webhook_url": webhook_url,
         }
         return self._run(self._plans.submit(task, input, key, options))
+
+    def submit_many(self, jobs: Sequence[JobRequest]) -> BatchResults:
+        """Submit many jobs, 1,000 a request (`POST /v1/jobs:batch`); each one's outcome, in
+        order: `Submitted`, or the typed error (`QueueFull`, `InvalidRequest`, ...) of
+        that job's own refusal, returned in its place rather than raised."""
+        return self._run(submit_many(self._plans, jobs))
 
     def get(self, job_id: int) -> RemoteJob:
         """The job, with its attempt history."""

@@ -114,10 +114,17 @@ def error_for(response: httpx.Response) -> ApiError:
             "title": response.reason_phrase,
             "detail": response.text[:500],
         }
-    if response.status_code == 429:
-        return QueueFull(problem, retry_after_s(response))
-    if response.status_code >= 500:
+    return problem_error(response.status_code, problem, retry_after_s(response))
+
+
+def problem_error(
+    status: int, problem: dict[str, Any], retry_after: float | None = None
+) -> ApiError:
+    """The typed error for a problem document with `status` (and its Retry-After)."""
+    if status == 429:
+        return QueueFull(problem, retry_after)
+    if status >= 500:
         return ServerError(problem)
     if str(problem.get("type", "")).endswith(":idempotency-conflict"):
         return IdempotencyKeyReused(problem)
-    return _ERRORS_BY_STATUS.get(response.status_code, ApiError)(problem)
+    return _ERRORS_BY_STATUS.get(status, ApiError)(problem)

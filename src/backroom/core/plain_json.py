@@ -15,16 +15,41 @@ from backroom.core.job import JSON
 # One encoder for every check: `json.dumps` with options builds a new one per call.
 _STRICT = json.JSONEncoder(allow_nan=False, ensure_ascii=False)
 
-# Values plain by their type alone: what most inputs of a bulk submission are.
+# Values plain by their type alone.
 _ALWAYS_PLAIN = (type(None), bool, int)
+
+# Deeper than this, the walk leaves the value to the encoder (which refuses too deep).
+_WALK_DEPTH = 32
+
+
+def _plain_by_types(value: JSON, depth: int) -> bool:
+    """True when `value` is plain JSON for certain without encoding it: nothing but
+    None, booleans, integers, ASCII strings, lists and objects with ASCII keys.
+
+    Most inputs are; this walk costs a fraction of encoding them. False means "not
+    certain" (a float, a non-ASCII string): the encoder then decides.
+    """
+    kind = type(value)
+    if kind in _ALWAYS_PLAIN:
+        return True
+    if kind is str:
+        return bool(value.isascii())
+    if depth == _WALK_DEPTH:
+        return False
+    if kind is dict:
+        return all(
+            type(key) is str and key.isascii() and _plain_by_types(item, depth + 1)
+            for key, item in value.items()
+        )
+    if kind is list:
+        return all(_plain_by_types(item, depth + 1) for item in value)
+    return False
 
 
 def check_plain_json(value: JSON, what: str) -> None:
     """Raise `InvalidJson` (naming `what`) unless `value`, its keys included, is plain
     JSON: finite numbers, and strings that encode as UTF-8."""
-    if type(value) in _ALWAYS_PLAIN or (type(value) is str and value.isascii()):
-        return
-    if type(value) is dict and not value:
+    if _plain_by_types(value, 0):
         return
     try:
         _STRICT.encode(value).encode()

@@ -156,6 +156,49 @@ async def submit_job(
     submission (429) stores nothing, so its key stays unused. A new job in a lane (an
     LLM call) is refused (429) while its tenant's daily budget is spent; a replay is not.
     """
+    prepared = await prepare_job(app, caller, submission, policy)
+    if isinstance(prepared, Reply):
+        return prepared
+    return await store_one(app, caller, prepared, policy)
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A submission that passed its checks: the job to store, and the 429 to answer
+    if the store refuses it because its tenant's budget is spent (None: the cap's)."""
+
+    job: NewJob
+    spent: Reply | None = None
+
+
+class BudgetCheck:
+    """Whether the caller has spent today's LLM budget: asked of the store once, by the
+    first job in a lane (a batch's jobs share the answer)."""
+
+    def __init__(self, app: AppParts, caller: Caller) -> None:
+        self._app = app
+        self._caller = caller
+        self._answer: tuple[Reply | None] | None = None
+
+    async def spent(self) -> Reply | None:
+        """The 429 a new job in a lane earns, or None while budget is left."""
+        budget = self._caller.daily_budget
+        if budget is None:
+            return None
+        if self._answer is None:
+            self._answer = (await _budget_spent(self._app, self._caller, budget),)
+        return self._answer[0]
+
+
+async def prepare_job(
+    app: AppParts,
+    caller: Caller,
+    submission: Submission,
+    policy: SubmitPolicy,
+    budget: BudgetCheck | None = None,
+) -> Prepared | Reply:
+    """Check `submission` and build its job, as `submit_job` does before storing it;
+    the 422 it earns when a check fails."""
     invalid = _invalid(app, submission, policy)
     if invalid is not None:
         return invalid
@@ -168,19 +211,31 @@ async def submit_job(
         new = build_job(app, submission, tenant=caller.tenant, max_active=caller.max_queued)
     except InvalidJson as error:
         return invalid_field(("body", error.field), error.reason)
-    spent = None
-    if caller.daily_budget is not None and new.lane is not None:
-        spent = await _budget_spent(app, caller, caller.daily_budget)
-        if spent is not None:
-            # A spent budget admits no new job: a cap of zero, which the store checks
-            # after the idempotency key, so a replay of a job already stored is answered.
-            new = replace(new, max_active=0)
+    if new.lane is None:
+        return Prepared(new)
+    spent = await (budget or BudgetCheck(app, caller)).spent()
+    if spent is None:
+        return Prepared(new)
+    # A spent budget admits no new job: a cap of zero, which the store checks after
+    # the idempotency key, so a replay of a job already stored is answered.
+    return Prepared(replace(new, max_active=0), spent)
+
+
+async def store_one(
+    app: AppParts, caller: Caller, prepared: Prepared, policy: SubmitPolicy
+) -> Reply:
+    """Store one prepared job: 202, 200 for a replay, or the refusal (429, 422) it earns."""
     try:
-        result = await app.store.submit(new, app.clock.now())
+        result = await app.store.submit(prepared.job, app.clock.now())
     except QueueFull:
-        return spent or _queue_full(caller, policy)
+        return prepared.spent or _queue_full(caller, policy)
     except IdempotencyConflict as conflict:
         return _key_reused(conflict)
+    return submitted(result)
+
+
+def submitted(result: SubmitResult) -> Reply:
+    """202 with a new job, or 200 with the job a repeated key names."""
     headers = {"Location": job_location(result.job.id)}
     if result.created:
         return Reply(202, job_document(result.job), headers)
