@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 from backroom.core.job import Attempt, ErrorInfo, Job, JobState
 from backroom.core.usage import UsageTotals, usd
 
 
+# The jobs of one batch, or of one listing, mostly share their times: a few hundred
+# recent answers spare most of the formatting.
+@lru_cache(maxsize=512)
 def iso(ms: int | None) -> str | None:
     """An epoch-millisecond time as ISO 8601 in UTC (None stays None)."""
     if ms is None:
