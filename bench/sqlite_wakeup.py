@@ -6,10 +6,12 @@
 A `backroom worker` process waits on a SQLite file; this process submits one `pickup`
 job at a time with `App.submit` and reads when its handler started (the handler
 returns `time.perf_counter_ns()`, CLOCK_MONOTONIC, shared by every process on Linux).
-Two workers, round by round, alternating:
-- "watch": the default, checking `PRAGMA data_version` every 10 ms while idle;
-- "poll only": `--watch-interval 0`, hearing of other processes' work at its 1 s poll
-  (backroom before the commit watch).
+Three set-ups, round by round, in alternating order:
+- "datagram": the defaults: the submitting process's datagram wakes the worker;
+- "watch only": the submitter sends no datagram (as a process of another user could
+  not), so the worker notices the commit by its `PRAGMA data_version` check (50 ms);
+- "poll only": no datagram and `--watch-interval 0`: the worker finds the job at its
+  1 s poll (backroom before issue 13).
 Idle CPU: the worker's user+system time (from /proc/PID/stat) over `--idle-s` seconds
 with nothing queued, as a share of one core. The load average is printed with the
 figures, since the machine may be shared.
@@ -29,10 +31,16 @@ from pathlib import Path
 
 from backroom import App
 from backroom.clock import SystemClock
+from backroom.store.sqlite.store import SqliteStore
 from bench.postgres_throughput import percentile
 
 ROOT = Path(__file__).resolve().parent.parent
-VARIANTS = {"watch": [], "poll only": ["--watch-interval", "0"]}
+VARIANTS = {
+    "datagram": ([], True),
+    "watch only": ([], False),
+    "poll only": (["--watch-interval", "0"], False),
+}
+"""Each set-up: the worker's options, and whether the submitter sends datagrams."""
 
 
 def start_worker(db: Path, options: list[str]) -> subprocess.Popen[bytes]:
@@ -64,13 +72,15 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-async def measure(
-    db: Path, options: list[str], samples: int, idle_s: float
-) -> tuple[list[float], float]:
-    """(pickup latencies in ms, idle CPU share of one core) for one worker."""
+async def measure(db: Path, name: str, samples: int, idle_s: float) -> tuple[list[float], float]:
+    """(pickup latencies in ms, idle CPU share of one core) for one set-up."""
+    options, datagrams = VARIANTS[name]
     worker = start_worker(db, options)
     try:
-        async with App(f"sqlite:///{db}") as app:
+        store = SqliteStore(str(db))
+        if not datagrams:
+            store._wake_sockets = None  # the submitter stays silent, as before issue 13
+        async with App(store=store) as app:
             latencies = await pickups(app, samples)
         before, started = cpu_seconds(worker.pid), time.perf_counter()
         await SystemClock().sleep(idle_s * 1000)
@@ -92,8 +102,8 @@ async def run(samples: int, baseline_samples: int, rounds: int, idle_s: float) -
         for round_number in range(rounds):
             order = list(VARIANTS) if round_number % 2 == 0 else list(reversed(VARIANTS))
             for name in order:
-                count = samples if name == "watch" else baseline_samples
-                found, share = await measure(db, VARIANTS[name], count, idle_s)
+                count = baseline_samples if name == "poll only" else samples
+                found, share = await measure(db, name, count, idle_s)
                 latencies[name] += found
                 idle[name].append(share)
                 p50s[name].append(statistics.median(found))
@@ -107,9 +117,9 @@ async def run(samples: int, baseline_samples: int, rounds: int, idle_s: float) -
             f"| {name} | {statistics.median(values):.2f} ms | {percentile(values, 0.99):.2f} ms"
             f" | {max(values):.2f} ms | {len(values)} | {idle_share:.2f}% |"
         )
-    ratio = statistics.median(latencies["poll only"]) / statistics.median(latencies["watch"])
+    ratio = statistics.median(latencies["poll only"]) / statistics.median(latencies["datagram"])
     print()
-    print(f"pickup p50, poll only / watch: {ratio:.0f}x; per-round p50s: {p50s}")
+    print(f"pickup p50, poll only / datagram: {ratio:.0f}x; per-round p50s: {p50s}")
 
 
 def main() -> None:

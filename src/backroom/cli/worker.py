@@ -76,7 +76,7 @@ def worker(
     pool_min: PoolMinOption = None,
     pool_max: PoolMaxOption = None,
     poll_interval: PollIntervalOption = 1.0,
-    watch_interval: WatchIntervalOption = 0.01,
+    watch_interval: WatchIntervalOption = 0.05,
     log_level: LogLevelOption = "info",
     log_json: LogJsonOption = False,
 ) -> None:

@@ -35,7 +35,7 @@ class WorkerConfig:
     lease_ms: int = 30_000
     heartbeat_ms: int | None = None
     poll_interval_ms: int = 1_000
-    watch_ms: int = 10
+    watch_ms: int = 50
     sweep_interval_ms: int = 5_000
     shutdown_grace_ms: int = 10_000
     drain: bool = True

@@ -119,8 +119,9 @@ class LeaseStore(Protocol):
     def on_new_work(self, callback: Callable[[], None]) -> None:
         """Call `callback` (on the event loop) whenever jobs may have become claimable.
 
-        A hint, not a promise: SQLite hears of its own process's writes only, PostgreSQL
-        of every process's through LISTEN/NOTIFY. Workers still poll as a fallback.
+        A hint, not a promise: SQLite hears of its own process's writes and, by unix
+        datagram, of other processes' on the same machine and user; PostgreSQL of every
+        process's through LISTEN/NOTIFY. Workers still poll as a fallback.
         """
 
     def commit_watch(self) -> Callable[[], bool] | None:

@@ -255,8 +255,12 @@ class SqliteLeases(SqlitePart):
         )
 
     def on_new_work(self, callback: Callable[[], None]) -> None:
-        """Call `callback` on the event loop after this store queues claimable work."""
+        """Call `callback` on the event loop after this store, or another process on the
+        file, queues claimable work (the latter by datagram: see `WakeSockets`). The
+        first registration starts listening, so it must be made on a running loop."""
         self._new_work.add(callback)
+        if self._wake_sockets is not None:
+            self._wake_sockets.listen(callback)
 
     def commit_watch(self) -> Callable[[], bool] | None:
         """A `PRAGMA data_version` check on a connection of its own (see `CommitWatch`);

@@ -10,6 +10,7 @@ from __future__ import annotations
 from backroom.store.new_work import NewWorkHints
 from backroom.store.sqlite.commit_watch import CommitWatch
 from backroom.store.sqlite.connection import SqliteDatabase
+from backroom.store.sqlite.wake_sockets import WakeSockets
 
 
 class SqlitePart:
@@ -18,3 +19,4 @@ class SqlitePart:
     _database: SqliteDatabase
     _new_work: NewWorkHints
     _commit_watch: CommitWatch | None
+    _wake_sockets: WakeSockets | None

@@ -31,6 +31,7 @@ from backroom.store.sqlite.pauses import SqlitePauses
 from backroom.store.sqlite.queries import SqliteEvents
 from backroom.store.sqlite.tenants import SqliteTenants
 from backroom.store.sqlite.usage import SqliteUsage
+from backroom.store.sqlite.wake_sockets import WakeSockets
 
 _MEMORY = ":memory:"
 
@@ -70,11 +71,17 @@ class SqliteStore(
         )
         self._new_work = NewWorkHints()
         self._commit_watch = None if path == _MEMORY else CommitWatch(path)
+        self._wake_sockets = None if path == _MEMORY else WakeSockets(path)
+        self._new_work.add(self._tell_other_processes)
 
     @classmethod
     def from_url(cls, url: str) -> SqliteStore:
         """A store on the database a `sqlite:` URL names (see `sqlite_path`)."""
         return cls(sqlite_path(url))
+
+    def _tell_other_processes(self) -> None:
+        if self._wake_sockets is not None:
+            self._wake_sockets.announce()
 
     async def migrate(self) -> None:
         """Create or upgrade the schema; safe to call from many processes at once."""
@@ -106,7 +113,10 @@ class SqliteStore(
         await self._database.check_writable()
 
     async def close(self) -> None:
-        """Close the connections and the database thread."""
+        """Close the connections, the wake-up socket and the database thread."""
+        # Awaited first: announcements scheduled by the last writes are sent meanwhile.
+        await self._database.close()
         if self._commit_watch is not None:
             self._commit_watch.close()
-        await self._database.close()
+        if self._wake_sockets is not None:
+            self._wake_sockets.close()
