@@ -8,6 +8,7 @@ from backroom.api.headers import InvalidIdempotencyKey, parse_idempotency_key
 from backroom.api.key_cache import TenantCache
 from backroom.service.api_keys import generate_api_key, hash_api_key
 from backroom.store.protocol import Tenant
+from backroom.store.records import KeyHolder
 
 
 @pytest.mark.parametrize(
@@ -60,7 +61,9 @@ class _Clock:
 def test_the_tenant_cache_forgets_after_its_ttl_and_when_full() -> None:
     clock = _Clock()
     cache = TenantCache(clock, ttl_ms=1000, capacity=2)
-    acme, globex, initech = (Tenant(name, created_at=0) for name in ("acme", "globex", "initech"))
+    acme, globex, initech = (
+        KeyHolder(Tenant(name, created_at=0)) for name in ("acme", "globex", "initech")
+    )
 
     cache.put("a", acme)
     clock.ms = 999
@@ -78,6 +81,6 @@ def test_the_tenant_cache_forgets_after_its_ttl_and_when_full() -> None:
 def test_a_cache_without_ttl_remembers_nothing() -> None:
     cache = TenantCache(_Clock(), ttl_ms=0)
 
-    cache.put("a", Tenant("acme", created_at=0))
+    cache.put("a", KeyHolder(Tenant("acme", created_at=0)))
 
     assert cache.get("a") is None

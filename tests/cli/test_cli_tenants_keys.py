@@ -15,8 +15,8 @@ from backroom.service.api_keys import hash_api_key
 
 async def _tenant_of(db: str, key: str) -> tuple[str, int | None] | None:
     async with App(db) as app:
-        tenant = await app.store.tenant_for_key(hash_api_key(key))
-        return None if tenant is None else (tenant.name, tenant.max_queued)
+        holder = await app.store.tenant_for_key(hash_api_key(key))
+        return None if holder is None else (holder.tenant.name, holder.tenant.max_queued)
 
 
 def test_create_refuses_an_existing_tenant_and_keys_create_adds_a_key(tmp_path: Path) -> None:

@@ -18,6 +18,7 @@ PARTS = [
     protocol.EventFeed,
     protocol.WebhookStore,
     protocol.PauseStore,
+    protocol.InsightStore,
 ]
 
 

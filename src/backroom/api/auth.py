@@ -2,7 +2,8 @@
 
 A key is either the admin key of the settings (BACKROOM_ADMIN_KEY, compared in
 constant time) or a tenant's key, looked up by its SHA-256 hash (and remembered for
-a moment, see `key_cache`). Anything else, or no key at all, is a 401.
+a moment, see `key_cache`). Anything else, or no key at all, is a 401. A read-only
+key may only read: any other method is a 403.
 """
 
 # No `from __future__ import annotations`: FastAPI reads the signature of the
@@ -11,15 +12,15 @@ import hmac
 from collections.abc import Awaitable, Callable
 from typing import Annotated
 
-from fastapi import Depends
+from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from backroom.api.key_cache import TenantCache
 from backroom.api.problems import ProblemError
 from backroom.app import App
 from backroom.core.tenant_names import ADMIN_IDENTITY
-from backroom.service.api_keys import hash_api_key, tenant_for_key_hash
-from backroom.service.callers import Caller
+from backroom.service.api_keys import caller_for, hash_api_key, tenant_for_key_hash
+from backroom.service.callers import Caller, refuse_read_only
 from backroom.service.replies import problem
 
 ADMIN_TENANT = ADMIN_IDENTITY
@@ -27,6 +28,7 @@ ADMIN_TENANT = ADMIN_IDENTITY
 a name no tenant can have, so a tenant called anything cannot see them as its own."""
 
 Authenticator = Callable[..., Awaitable[Caller]]
+_READS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 def _unauthorized(detail: str) -> ProblemError:
@@ -39,6 +41,7 @@ def authenticator(app: App, admin_key: str | None, key_cache_ms: int) -> Authent
     cache = TenantCache(app.clock, key_cache_ms)
 
     async def authenticate(
+        request: Request,
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
     ) -> Caller:
         if credentials is None:
@@ -47,19 +50,18 @@ def authenticator(app: App, admin_key: str | None, key_cache_ms: int) -> Authent
         if admin_key is not None and hmac.compare_digest(key, admin_key.encode()):
             return Caller(ADMIN_TENANT, admin=True)
         digest = hash_api_key(credentials.credentials)
-        tenant = cache.get(digest)
-        if tenant is None:
-            tenant = await tenant_for_key_hash(app, digest)
-            if tenant is None:
+        holder = cache.get(digest)
+        if holder is None:
+            holder = await tenant_for_key_hash(app, digest)
+            if holder is None:
                 raise _unauthorized("the API key is unknown or revoked")
             # Remembered only when the store answered: a hit must not extend its own
             # life, or a key in steady use would outlive its revocation for ever.
-            cache.put(digest, tenant)
-        return Caller(
-            tenant.name,
-            admin=tenant.admin,
-            max_queued=tenant.max_queued,
-            daily_budget=tenant.daily_budget,
-        )
+            cache.put(digest, holder)
+        caller = caller_for(holder)
+        refused = None if request.method in _READS else refuse_read_only(caller)
+        if refused is not None:
+            raise ProblemError(refused)
+        return caller
 
     return authenticate

@@ -11,19 +11,20 @@ never remembered, so made-up keys cannot fill it.
 from __future__ import annotations
 
 from backroom.clock import Clock
-from backroom.service.api_keys import Tenant
+from backroom.service.api_keys import KeyHolder
 
 
 class TenantCache:
-    """Tenants of recently used keys (by hash), each remembered for `ttl_ms`."""
+    """Tenants (with the key's role) of recently used keys (by hash), each remembered
+    for `ttl_ms`."""
 
     def __init__(self, clock: Clock, ttl_ms: int, capacity: int = 10_000) -> None:
         self._clock = clock
         self._ttl_ms = ttl_ms
         self._capacity = capacity
-        self._entries: dict[str, tuple[Tenant, int]] = {}
+        self._entries: dict[str, tuple[KeyHolder, int]] = {}
 
-    def get(self, key_hash: str) -> Tenant | None:
+    def get(self, key_hash: str) -> KeyHolder | None:
         """The remembered tenant of the key, or None if unknown or expired."""
         entry = self._entries.get(key_hash)
         if entry is None:
@@ -34,7 +35,7 @@ class TenantCache:
             return None
         return tenant
 
-    def put(self, key_hash: str, tenant: Tenant) -> None:
+    def put(self, key_hash: str, tenant: KeyHolder) -> None:
         """Remember the key's tenant (forgetting the oldest entry when full)."""
         if self._ttl_ms <= 0:
             return

@@ -33,10 +33,13 @@ tenants.add_typer(keys, name="keys")
 @keys.command("create")
 def create_key(
     name: Annotated[str, typer.Argument(help="The tenant to give a new key.")],
+    read_only: Annotated[
+        bool, typer.Option("--read-only", help="The key may look at jobs but change nothing.")
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """Print a new API key for an existing tenant, once (a lost key's replacement)."""
-    key = with_app(db, lambda app: add_key(app, name))
+    key = with_app(db, lambda app: add_key(app, name, read_only=read_only))
     _print_new_key(f"tenant {name!r}", key)
 
 
@@ -49,7 +52,9 @@ def list_keys_command(
     table = Table("id", "created", "revoked")
     for key in with_app(db, lambda app: list_keys(app, name)):
         revoked = "-" if key.revoked_at is None else iso(key.revoked_at)
-        table.add_row(key.key_id, iso(key.created_at), revoked)
+        # A read-only key is marked beside its id: a fourth column would not fit 80 columns.
+        shown_id = f"{key.key_id} (read-only)" if key.read_only else key.key_id
+        table.add_row(shown_id, iso(key.created_at), revoked)
     out.print(table)
 
 

@@ -15,15 +15,19 @@ from dataclasses import replace
 from backroom.core.errors import BackroomError
 from backroom.core.tenant_names import check_tenant_name
 from backroom.core.usage import DailyBudget
+from backroom.service.callers import Caller
 from backroom.service.context import AppParts
 from backroom.store.protocol import KeyInfo, Tenant
+from backroom.store.records import KeyHolder
 
 __all__ = [
     "KEY_PREFIX",
+    "KeyHolder",
     "Tenant",
     "TenantExists",
     "UnknownTenant",
     "add_key",
+    "caller_for",
     "create_new_tenant",
     "generate_api_key",
     "hash_api_key",
@@ -113,14 +117,17 @@ async def create_new_tenant(
     return await issue_key(app, name, max_queued=max_queued, admin=admin, daily_budget=daily_budget)
 
 
-async def add_key(app: AppParts, name: str) -> str:
-    """A new key for the existing tenant `name`, its settings unchanged (`UnknownTenant`)."""
+async def add_key(app: AppParts, name: str, *, read_only: bool = False) -> str:
+    """A new key for the existing tenant `name`, its settings unchanged (`UnknownTenant`);
+    with `read_only`, a key that may look at the tenant's jobs but change nothing."""
     tenant = await app.store.get_tenant(name)
     if tenant is None:
         raise UnknownTenant(name)
     key = generate_api_key()
     # The key is made now; the tenant keeps its own creation time.
-    await app.store.create_tenant(replace(tenant, created_at=app.clock.now()), hash_api_key(key))
+    await app.store.create_tenant(
+        replace(tenant, created_at=app.clock.now()), hash_api_key(key), read_only
+    )
     return key
 
 
@@ -134,6 +141,19 @@ async def revoke_keys(app: AppParts, name: str) -> int:
     return await app.store.revoke_keys(name, app.clock.now())
 
 
-async def tenant_for_key_hash(app: AppParts, key_hash: str) -> Tenant | None:
-    """The tenant whose active key has this hash (see `hash_api_key`), or None."""
+def caller_for(holder: KeyHolder) -> Caller:
+    """The caller a tenant's key makes: its tenant, caps and role."""
+    tenant = holder.tenant
+    return Caller(
+        tenant.name,
+        admin=tenant.admin,
+        max_queued=tenant.max_queued,
+        daily_budget=tenant.daily_budget,
+        read_only=holder.read_only,
+    )
+
+
+async def tenant_for_key_hash(app: AppParts, key_hash: str) -> KeyHolder | None:
+    """The tenant whose active key has this hash (see `hash_api_key`), with the key's
+    role, or None."""
     return await app.store.tenant_for_key(key_hash)

@@ -22,6 +22,7 @@ from backroom.core.outcome import Outcome
 from backroom.core.usage import AttemptUsage, UsageTotals
 from backroom.store.feed_protocol import EventFeed, FeedStore, WebhookStore
 from backroom.store.pause_protocol import PauseStore
+from backroom.store.insight_protocol import InsightStore
 from backroom.store.records import (
     HeartbeatResult,
     JobFilter,
@@ -42,7 +43,8 @@ __all__ = ["HeartbeatResult", "JobFilter", "KeyInfo", "OnceRecord", "QueueStats"
 __all__ += ["Tenant"]
 __all__ += ["AdminStore", "AttemptStore", "EventStore", "HandlerWriteStore", "JobStore"]
 __all__ += ["LaneStore", "LeaseStore", "ServiceStore", "Store", "TenantStore", "UsageStore"]
-__all__ += ["EventFeed", "PauseStore", "WebhookStore", "WorkerStore", "WriteCheck"]
+__all__ += ["EventFeed", "InsightStore", "PauseStore", "WebhookStore", "WorkerStore"]
+__all__ += ["WriteCheck"]
 
 
 class JobStore(Protocol):
@@ -264,6 +266,7 @@ class ServiceStore(
     AdminStore,
     FeedStore,
     PauseStore,
+    InsightStore,
     Protocol,
 ):
     """What the operations layer (`backroom.service`) reads and changes."""
@@ -280,6 +283,7 @@ class Store(
     AdminStore,
     FeedStore,
     PauseStore,
+    InsightStore,
     Protocol,
 ):
     """Every part of the storage of jobs and what hangs off them: each backend has it all."""

@@ -169,8 +169,18 @@ class KeyInfo:
     key_hash: str
     created_at: int
     revoked_at: int | None = None
+    read_only: bool = False
 
     @property
     def key_id(self) -> str:
         """The short id a person uses for this key (a prefix of its hash)."""
         return self.key_hash[:KEY_ID_LENGTH]
+
+
+@dataclass(frozen=True, slots=True)
+class KeyHolder:
+    """Whom an API key lets in: its tenant, and whether the key may only look (`read_only`:
+    it reads every job of its tenant but submits, cancels and redrives none)."""
+
+    tenant: Tenant
+    read_only: bool = False

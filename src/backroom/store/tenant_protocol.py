@@ -9,22 +9,23 @@ from __future__ import annotations
 from typing import Protocol
 
 from backroom.core.usage import DailyBudget
-from backroom.store.records import KeyInfo, Tenant
+from backroom.store.records import KeyHolder, KeyInfo, Tenant
 
 
 class TenantStore(Protocol):
     """Tenants and their API keys (keys are stored as SHA-256 hashes only)."""
 
-    async def create_tenant(self, tenant: Tenant, key_hash: str) -> Tenant:
-        """Create `tenant` (or update its caps if it exists) and add the key to it."""
+    async def create_tenant(self, tenant: Tenant, key_hash: str, read_only: bool = False) -> Tenant:
+        """Create `tenant` (or update its caps if it exists) and add the key to it
+        (a key that may only look, with `read_only`)."""
 
     async def update_tenant(
         self, name: str, max_queued: int | None, daily_budget: DailyBudget | None
     ) -> Tenant | None:
         """Set the caps of tenant `name` (None: no cap); the tenant, or None if unknown."""
 
-    async def tenant_for_key(self, key_hash: str) -> Tenant | None:
-        """The tenant an unrevoked key belongs to, or None."""
+    async def tenant_for_key(self, key_hash: str) -> KeyHolder | None:
+        """The tenant an unrevoked key belongs to, with the key's role, or None."""
 
     async def get_tenant(self, name: str) -> Tenant | None:
         """The tenant called `name`, or None."""
@@ -44,3 +45,7 @@ class TenantStore(Protocol):
         False, and nothing changes, when no key of the tenant or more than one (revoked
         or not) matches, or the one that matches is revoked already.
         """
+
+    async def session_secret(self, candidate: str) -> str:
+        """The stored secret that signs dashboard sessions: `candidate` stored by the first
+        caller, the one stored already for every later caller (so all servers share it)."""

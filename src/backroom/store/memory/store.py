@@ -20,6 +20,7 @@ from backroom.core.job import JobState
 from backroom.store.memory import queries, retention
 from backroom.store.memory.feed_methods import MemoryFeed
 from backroom.store.memory.handler_writes import MemoryHandlerWrites
+from backroom.store.memory.insight import MemoryInsight
 from backroom.store.memory.jobs import MemoryJobs
 from backroom.store.memory.lanes import MemoryLanes
 from backroom.store.memory.leases import MemoryLeases
@@ -44,6 +45,7 @@ class MemoryStore(
     MemoryEvents,
     MemoryFeed,
     MemoryPauses,
+    MemoryInsight,
 ):
     """`Store` in process memory.
 

@@ -117,6 +117,7 @@ class KeyRow:
     tenant: str
     created_at: int
     revoked_at: int | None = None
+    read_only: bool = False
 
 
 @dataclass(slots=True)
@@ -159,6 +160,7 @@ class MemoryTables:
     once: dict[int, dict[str, OnceRow]] = field(default_factory=dict)
     tenants: dict[str, Tenant] = field(default_factory=dict)
     api_keys: dict[str, KeyRow] = field(default_factory=dict)
+    session_secret: str | None = None
     lanes: dict[str, LaneRow] = field(default_factory=dict)
     usage: dict[int, dict[int, AttemptUsage]] = field(default_factory=dict)
     # The event feed: every job's events in one order, as (event id, job id, event).

@@ -9,9 +9,10 @@ from backroom.core.usage import DailyBudget
 from backroom.store.memory.part import MemoryPart
 from backroom.store.memory.tables import KeyRow, MemoryTables
 from backroom.store.protocol import KeyInfo, Tenant
+from backroom.store.records import KeyHolder
 
 
-def _create_tenant(tables: MemoryTables, tenant: Tenant, key_hash: str) -> Tenant:
+def _create_tenant(tables: MemoryTables, tenant: Tenant, key_hash: str, read_only: bool) -> Tenant:
     """Insert the tenant, or update its caps if it exists, and add the key to it.
 
     A key stored already is refused, as the SQL stores' primary key refuses it, and
@@ -20,7 +21,7 @@ def _create_tenant(tables: MemoryTables, tenant: Tenant, key_hash: str) -> Tenan
     if key_hash in tables.api_keys:
         raise StoreError("memory store: that API key is stored already")
     # The key is made now; the tenant keeps the time it was first made, as in SQL.
-    key = KeyRow(tenant.name, tenant.created_at)
+    key = KeyRow(tenant.name, tenant.created_at, read_only=read_only)
     known = tables.tenants.get(tenant.name)
     if known is not None:
         tenant = dataclasses.replace(
@@ -34,10 +35,12 @@ def _create_tenant(tables: MemoryTables, tenant: Tenant, key_hash: str) -> Tenan
     return tenant
 
 
-def _tenant_for_key(tables: MemoryTables, key_hash: str) -> Tenant | None:
-    """The tenant an unrevoked key belongs to, or None."""
+def _tenant_for_key(tables: MemoryTables, key_hash: str) -> KeyHolder | None:
+    """The tenant an unrevoked key belongs to, with the key's role, or None."""
     key = tables.api_keys.get(key_hash)
-    return None if key is None or key.revoked_at is not None else tables.tenants[key.tenant]
+    if key is None or key.revoked_at is not None:
+        return None
+    return KeyHolder(tables.tenants[key.tenant], key.read_only)
 
 
 def _list_tenants(tables: MemoryTables) -> list[Tenant]:
@@ -70,7 +73,7 @@ def _update_tenant(
 def _list_keys(tables: MemoryTables, tenant: str) -> list[KeyInfo]:
     """Every key of the tenant, oldest first."""
     keys = [
-        KeyInfo(key_hash, key.created_at, key.revoked_at)
+        KeyInfo(key_hash, key.created_at, key.revoked_at, key.read_only)
         for key_hash, key in tables.api_keys.items()
         if key.tenant == tenant
     ]
@@ -93,9 +96,9 @@ def _revoke_key(tables: MemoryTables, tenant: str, prefix: str, now: int) -> boo
 class MemoryTenants(MemoryPart):
     """Tenants and their API keys (see `TenantStore`)."""
 
-    async def create_tenant(self, tenant: Tenant, key_hash: str) -> Tenant:
+    async def create_tenant(self, tenant: Tenant, key_hash: str, read_only: bool = False) -> Tenant:
         """Create `tenant` (or update its caps if it exists) and add the key to it."""
-        return _create_tenant(self._tables, tenant, key_hash)
+        return _create_tenant(self._tables, tenant, key_hash, read_only)
 
     async def update_tenant(
         self, name: str, max_queued: int | None, daily_budget: DailyBudget | None
@@ -103,8 +106,8 @@ class MemoryTenants(MemoryPart):
         """Set the caps of tenant `name`; the tenant, or None if unknown."""
         return _update_tenant(self._tables, name, max_queued, daily_budget)
 
-    async def tenant_for_key(self, key_hash: str) -> Tenant | None:
-        """The tenant an unrevoked key belongs to, or None."""
+    async def tenant_for_key(self, key_hash: str) -> KeyHolder | None:
+        """The tenant an unrevoked key belongs to, with the key's role, or None."""
         return _tenant_for_key(self._tables, key_hash)
 
     async def get_tenant(self, name: str) -> Tenant | None:
@@ -126,3 +129,9 @@ class MemoryTenants(MemoryPart):
     async def revoke_key(self, tenant: str, key_id_prefix: str, now: int) -> bool:
         """Revoke the tenant's one key whose hash starts with the prefix (see `TenantStore`)."""
         return _revoke_key(self._tables, tenant, key_id_prefix, now)
+
+    async def session_secret(self, candidate: str) -> str:
+        """The stored dashboard session secret (`candidate`, if none was stored)."""
+        if self._tables.session_secret is None:
+            self._tables.session_secret = candidate
+        return self._tables.session_secret

@@ -18,6 +18,7 @@ from backroom.store.postgres import queries, retention
 from backroom.store.postgres.database import PostgresDatabase, PostgresSettings
 from backroom.store.postgres.feed_methods import PostgresFeed
 from backroom.store.postgres.handler_writes import PostgresHandlerWrites
+from backroom.store.postgres.insight import PostgresInsight
 from backroom.store.postgres.jobs import PostgresJobs
 from backroom.store.postgres.lanes import PostgresLanes
 from backroom.store.postgres.leases import PostgresLeases
@@ -40,6 +41,7 @@ class PostgresStore(
     PostgresEvents,
     PostgresFeed,
     PostgresPauses,
+    PostgresInsight,
 ):
     """`Store` on PostgreSQL through an asyncpg pool; `migrate()` once, `close()` at the end."""
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from backroom.core.usage import DailyBudget
 from backroom.store.postgres.part import PostgresPart
-from backroom.store.records import KeyInfo, Tenant
+from backroom.store.records import KeyHolder, KeyInfo, Tenant
 from backroom.store.rows import budget_column, tenant_from_row
 
 _TENANT_COLUMNS = "name, created_at, max_queued, admin, daily_budget_pico_usd"
@@ -19,7 +19,7 @@ _REVOKE_ONE_KEY = (
 class PostgresTenants(PostgresPart):
     """Tenants and their API keys (see `TenantStore`)."""
 
-    async def create_tenant(self, tenant: Tenant, key_hash: str) -> Tenant:
+    async def create_tenant(self, tenant: Tenant, key_hash: str, read_only: bool = False) -> Tenant:
         """Insert the tenant, or update its caps if it exists, and add the key to it."""
         async with self._database.connection() as connection:
             async with connection.transaction():
@@ -36,10 +36,12 @@ class PostgresTenants(PostgresPart):
                     budget_column(tenant.daily_budget),
                 )
                 await connection.execute(
-                    "INSERT INTO api_keys (key_hash, tenant, created_at) VALUES ($1, $2, $3)",
+                    "INSERT INTO api_keys (key_hash, tenant, created_at, read_only) "
+                    "VALUES ($1, $2, $3, $4)",
                     key_hash,
                     tenant.name,
                     tenant.created_at,
+                    read_only,
                 )
             assert row is not None  # INSERT ... RETURNING always yields the row
             return tenant_from_row(row)
@@ -58,16 +60,16 @@ class PostgresTenants(PostgresPart):
             )
             return None if row is None else tenant_from_row(row)
 
-    async def tenant_for_key(self, key_hash: str) -> Tenant | None:
-        """The tenant an unrevoked key belongs to, or None."""
+    async def tenant_for_key(self, key_hash: str) -> KeyHolder | None:
+        """The tenant an unrevoked key belongs to, with the key's role, or None."""
         async with self._database.connection() as connection:
             row = await connection.fetchrow(
-                "SELECT t.name, t.created_at, t.max_queued, t.admin, t.daily_budget_pico_usd "
-                "FROM api_keys AS k JOIN tenants AS t ON t.name = k.tenant "
+                "SELECT t.name, t.created_at, t.max_queued, t.admin, t.daily_budget_pico_usd, "
+                "k.read_only FROM api_keys AS k JOIN tenants AS t ON t.name = k.tenant "
                 "WHERE k.key_hash = $1 AND k.revoked_at IS NULL",
                 key_hash,
             )
-            return None if row is None else tenant_from_row(row)
+            return None if row is None else KeyHolder(tenant_from_row(row), row["read_only"])
 
     async def get_tenant(self, name: str) -> Tenant | None:
         """The tenant called `name`, or None."""
@@ -98,14 +100,33 @@ class PostgresTenants(PostgresPart):
         """Every key of the tenant, revoked or not, oldest first."""
         async with self._database.connection() as connection:
             rows = await connection.fetch(
-                "SELECT key_hash, created_at, revoked_at FROM api_keys WHERE tenant = $1 "
-                "ORDER BY created_at, key_hash",
+                "SELECT key_hash, created_at, revoked_at, read_only FROM api_keys "
+                "WHERE tenant = $1 ORDER BY created_at, key_hash",
                 tenant,
             )
-            return [KeyInfo(row["key_hash"], row["created_at"], row["revoked_at"]) for row in rows]
+            return [
+                KeyInfo(row["key_hash"], row["created_at"], row["revoked_at"], row["read_only"])
+                for row in rows
+            ]
 
     async def revoke_key(self, tenant: str, key_id_prefix: str, now: int) -> bool:
         """Revoke the tenant's one key whose hash starts with the prefix (see `TenantStore`)."""
         async with self._database.connection() as connection:
             status = await connection.execute(_REVOKE_ONE_KEY, now, tenant, key_id_prefix)
             return status == "UPDATE 1"
+
+    async def session_secret(self, candidate: str) -> str:
+        """The stored dashboard session secret (`candidate`, if none was stored)."""
+        async with self._database.connection() as connection:
+            secret = await connection.fetchval(
+                "WITH made AS (INSERT INTO server_secrets (name, secret) VALUES ('session', $1) "
+                "ON CONFLICT (name) DO NOTHING RETURNING secret) "
+                "SELECT secret FROM made UNION ALL "
+                "SELECT secret FROM server_secrets WHERE name = 'session' LIMIT 1",
+                candidate,
+            )
+            if secret is None:  # another server stored it after this statement's snapshot
+                secret = await connection.fetchval(
+                    "SELECT secret FROM server_secrets WHERE name = 'session'"
+                )
+            return str(secret)

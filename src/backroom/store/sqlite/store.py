@@ -23,6 +23,7 @@ from backroom.store.sqlite.commit_watch import CommitWatch
 from backroom.store.sqlite.connection import SqliteDatabase
 from backroom.store.sqlite.feed_methods import SqliteFeed
 from backroom.store.sqlite.handler_writes import SqliteHandlerWrites
+from backroom.store.sqlite.insight import SqliteInsight
 from backroom.store.sqlite.jobs import SqliteJobs
 from backroom.store.sqlite.lanes import SqliteLanes
 from backroom.store.sqlite.leases import SqliteLeases
@@ -60,6 +61,7 @@ class SqliteStore(
     SqliteEvents,
     SqliteFeed,
     SqlitePauses,
+    SqliteInsight,
 ):
     """`Store` on SQLite; call `migrate()` once before use, `close()` at the end."""
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 
 from backroom.core.usage import DailyBudget
-from backroom.store.records import KeyInfo, Tenant
+from backroom.store.records import KeyHolder, KeyInfo, Tenant
 from backroom.store.rows import budget_column, tenant_from_row
 from backroom.store.sqlite.part import SqlitePart
 
@@ -18,7 +18,9 @@ _REVOKE_ONE_KEY = (
 )
 
 
-def _create_tenant(connection: sqlite3.Connection, tenant: Tenant, key_hash: str) -> Tenant:
+def _create_tenant(
+    connection: sqlite3.Connection, tenant: Tenant, key_hash: str, read_only: bool
+) -> Tenant:
     """Insert the tenant, or update its caps if it exists, and add the key to it."""
     row = connection.execute(
         f"INSERT INTO tenants ({_TENANT_COLUMNS}) VALUES (?, ?, ?, ?, ?) "
@@ -34,8 +36,8 @@ def _create_tenant(connection: sqlite3.Connection, tenant: Tenant, key_hash: str
         ),
     ).fetchone()
     connection.execute(
-        "INSERT INTO api_keys (key_hash, tenant, created_at) VALUES (?, ?, ?)",
-        (key_hash, tenant.name, tenant.created_at),
+        "INSERT INTO api_keys (key_hash, tenant, created_at, read_only) VALUES (?, ?, ?, ?)",
+        (key_hash, tenant.name, tenant.created_at, int(read_only)),
     )
     return tenant_from_row(row)
 
@@ -52,15 +54,16 @@ def _update_tenant(
     return None if row is None else tenant_from_row(row)
 
 
-def _tenant_for_key(connection: sqlite3.Connection, key_hash: str) -> Tenant | None:
-    """The tenant an unrevoked key belongs to, or None."""
+def _tenant_for_key(connection: sqlite3.Connection, key_hash: str) -> KeyHolder | None:
+    """The tenant an unrevoked key belongs to, with the key's role, or None."""
     row = connection.execute(
-        "SELECT t.name, t.created_at, t.max_queued, t.admin, t.daily_budget_pico_usd "
+        "SELECT t.name, t.created_at, t.max_queued, t.admin, t.daily_budget_pico_usd, "
+        "k.read_only "
         "FROM api_keys AS k JOIN tenants AS t ON t.name = k.tenant "
         "WHERE k.key_hash = ? AND k.revoked_at IS NULL",
         (key_hash,),
     ).fetchone()
-    return None if row is None else tenant_from_row(row)
+    return None if row is None else KeyHolder(tenant_from_row(row), bool(row["read_only"]))
 
 
 def _get_tenant(connection: sqlite3.Connection, name: str) -> Tenant | None:
@@ -89,11 +92,27 @@ def _revoke_keys(connection: sqlite3.Connection, tenant: str, now: int) -> int:
 def _list_keys(connection: sqlite3.Connection, tenant: str) -> list[KeyInfo]:
     """Every key of the tenant, oldest first."""
     rows = connection.execute(
-        "SELECT key_hash, created_at, revoked_at FROM api_keys WHERE tenant = ? "
+        "SELECT key_hash, created_at, revoked_at, read_only FROM api_keys WHERE tenant = ? "
         "ORDER BY created_at, key_hash",
         (tenant,),
     ).fetchall()
-    return [KeyInfo(row["key_hash"], row["created_at"], row["revoked_at"]) for row in rows]
+    return [
+        KeyInfo(row["key_hash"], row["created_at"], row["revoked_at"], bool(row["read_only"]))
+        for row in rows
+    ]
+
+
+def _session_secret(connection: sqlite3.Connection, candidate: str) -> str:
+    """Store `candidate` unless a secret is stored already; the stored one."""
+    connection.execute(
+        "INSERT INTO server_secrets (name, secret) VALUES ('session', ?) "
+        "ON CONFLICT (name) DO NOTHING",
+        (candidate,),
+    )
+    (secret,) = connection.execute(
+        "SELECT secret FROM server_secrets WHERE name = 'session'"
+    ).fetchone()
+    return str(secret)
 
 
 def _revoke_key(connection: sqlite3.Connection, tenant: str, prefix: str, now: int) -> bool:
@@ -105,10 +124,10 @@ def _revoke_key(connection: sqlite3.Connection, tenant: str, prefix: str, now: i
 class SqliteTenants(SqlitePart):
     """Tenants and their API keys (see `TenantStore`)."""
 
-    async def create_tenant(self, tenant: Tenant, key_hash: str) -> Tenant:
+    async def create_tenant(self, tenant: Tenant, key_hash: str, read_only: bool = False) -> Tenant:
         """Create `tenant` (or update its caps if it exists) and add the key to it."""
         return await self._database.write(
-            lambda connection: _create_tenant(connection, tenant, key_hash)
+            lambda connection: _create_tenant(connection, tenant, key_hash, read_only)
         )
 
     async def update_tenant(
@@ -119,8 +138,8 @@ class SqliteTenants(SqlitePart):
             lambda connection: _update_tenant(connection, name, max_queued, daily_budget)
         )
 
-    async def tenant_for_key(self, key_hash: str) -> Tenant | None:
-        """The tenant an unrevoked key belongs to, or None."""
+    async def tenant_for_key(self, key_hash: str) -> KeyHolder | None:
+        """The tenant an unrevoked key belongs to, with the key's role, or None."""
         return await self._database.read(lambda connection: _tenant_for_key(connection, key_hash))
 
     async def get_tenant(self, name: str) -> Tenant | None:
@@ -144,3 +163,7 @@ class SqliteTenants(SqlitePart):
         return await self._database.write(
             lambda connection: _revoke_key(connection, tenant, key_id_prefix, now)
         )
+
+    async def session_secret(self, candidate: str) -> str:
+        """The stored dashboard session secret (`candidate`, if none was stored)."""
+        return await self._database.write(lambda connection: _session_secret(connection, candidate))

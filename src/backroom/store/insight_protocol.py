@@ -1,0 +1,61 @@
+"""The part of the store protocol a person watching the queues reads (`InsightStore`).
+
+Each read is bounded by an index on any number of stored jobs: queue depths read the
+queued and running jobs only, finish counts the jobs finished in the window asked for,
+dead-letter groups the failed jobs only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from backroom.core.job import JobState
+
+
+@dataclass(frozen=True, slots=True)
+class QueueDepth:
+    """One queue's waiting and running jobs, and when its oldest due queued job was due
+    (None: none is due)."""
+
+    queue: str
+    queued: int
+    running: int
+    oldest_due_at: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedCount:
+    """How many jobs of `queue` ended in `state` in the time slot starting at `slot_start`."""
+
+    queue: str
+    slot_start: int
+    state: JobState
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
+class DeadLetterGroup:
+    """Failed jobs of one task with one error class: how many, and the newest one."""
+
+    task: str
+    error_kind: str | None
+    count: int
+    newest_id: int
+    newest_message: str | None
+
+
+class InsightStore(Protocol):
+    """Reads of the queues as a whole, for a person watching them (the dashboard)."""
+
+    async def queue_depths(self, now: int, tenant: str | None) -> list[QueueDepth]:
+        """Per queue with queued or running jobs (of `tenant`; None: every tenant), by name."""
+
+    async def finished_counts(
+        self, since: int, slot_ms: int, tenant: str | None
+    ) -> list[FinishedCount]:
+        """Jobs that ended (succeeded, failed, cancelled) at or after `since`, counted per
+        queue, state and slot of `slot_ms` from `since`; ordered by queue, slot, state."""
+
+    async def dead_letter_groups(self, tenant: str | None) -> list[DeadLetterGroup]:
+        """Failed jobs grouped by task and error class, largest group first."""

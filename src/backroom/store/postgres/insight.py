@@ -1,0 +1,81 @@
+"""Reads of the queues as a whole on PostgreSQL (`PostgresInsight`): depths, finish
+counts per time slot, dead-letter groups."""
+
+from __future__ import annotations
+
+from backroom.core.job import JobState
+from backroom.store.insight_protocol import DeadLetterGroup, FinishedCount, QueueDepth
+from backroom.store.postgres.part import PostgresPart
+
+# `state IN ('queued', 'running')` is the condition of the partial index `jobs_active_queue`.
+_DEPTHS = """
+SELECT queue,
+       count(*) FILTER (WHERE state = 'queued') AS queued,
+       count(*) FILTER (WHERE state = 'running') AS running,
+       min(run_at) FILTER (WHERE state = 'queued' AND run_at <= $1) AS oldest_due
+FROM jobs
+WHERE state IN ('queued', 'running') AND ($2::text IS NULL OR tenant = $2)
+GROUP BY queue ORDER BY queue COLLATE "C"
+"""
+"""$1 now, $2 tenant (NULL: every tenant)."""
+
+_FINISHED = """
+SELECT queue, (finished_at - $1) / $2 AS slot, state, count(*) AS count
+FROM jobs
+WHERE finished_at >= $1 AND state IN ('succeeded', 'failed', 'cancelled')
+  AND ($3::text IS NULL OR tenant = $3)
+GROUP BY queue, slot, state ORDER BY queue COLLATE "C", slot, state COLLATE "C"
+"""
+"""$1 since, $2 slot length, $3 tenant (NULL: every tenant)."""
+
+_DEAD_LETTERS = """
+SELECT task, error_kind, count(*) AS count, max(id) AS newest_id,
+       (SELECT newest.error_message FROM jobs AS newest WHERE newest.id = max(jobs.id))
+           AS newest_message
+FROM jobs
+WHERE state = 'failed' AND ($1::text IS NULL OR tenant = $1)
+GROUP BY task, error_kind
+ORDER BY count DESC, task COLLATE "C", error_kind COLLATE "C" NULLS FIRST
+"""
+"""$1 tenant (NULL: every tenant)."""
+
+
+class PostgresInsight(PostgresPart):
+    """Reads of the queues as a whole (see `InsightStore`)."""
+
+    async def queue_depths(self, now: int, tenant: str | None) -> list[QueueDepth]:
+        """Per queue with queued or running jobs, by name."""
+        async with self._database.connection() as connection:
+            rows = await connection.fetch(_DEPTHS, now, tenant)
+        return [
+            QueueDepth(row["queue"], row["queued"], row["running"], row["oldest_due"])
+            for row in rows
+        ]
+
+    async def finished_counts(
+        self, since: int, slot_ms: int, tenant: str | None
+    ) -> list[FinishedCount]:
+        """Jobs that ended at or after `since`, per queue, slot and state."""
+        async with self._database.connection() as connection:
+            rows = await connection.fetch(_FINISHED, since, slot_ms, tenant)
+        return [
+            FinishedCount(
+                row["queue"], since + row["slot"] * slot_ms, JobState(row["state"]), row["count"]
+            )
+            for row in rows
+        ]
+
+    async def dead_letter_groups(self, tenant: str | None) -> list[DeadLetterGroup]:
+        """Failed jobs grouped by task and error class, largest group first."""
+        async with self._database.connection() as connection:
+            rows = await connection.fetch(_DEAD_LETTERS, tenant)
+        return [
+            DeadLetterGroup(
+                row["task"],
+                row["error_kind"],
+                row["count"],
+                row["newest_id"],
+                row["newest_message"],
+            )
+            for row in rows
+        ]

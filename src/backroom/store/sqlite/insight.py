@@ -1,0 +1,88 @@
+"""Reads of the queues as a whole on SQLite (`SqliteInsight`): depths, finish counts
+per time slot, dead-letter groups."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from backroom.core.job import JobState
+from backroom.store.insight_protocol import DeadLetterGroup, FinishedCount, QueueDepth
+from backroom.store.sqlite.part import SqlitePart
+
+# `state IN ('queued', 'running')` is the condition of the partial index `jobs_active`.
+_DEPTHS = """
+SELECT queue,
+       COUNT(*) FILTER (WHERE state = 'queued') AS queued,
+       COUNT(*) FILTER (WHERE state = 'running') AS running,
+       MIN(run_at) FILTER (WHERE state = 'queued' AND run_at <= :now) AS oldest_due
+FROM jobs
+WHERE state IN ('queued', 'running') AND (:tenant IS NULL OR tenant = :tenant)
+GROUP BY queue ORDER BY queue
+"""
+
+# `jobs_finished_at` covers the query: the window's finishes only, no table reads.
+_FINISHED = """
+SELECT queue, (finished_at - :since) / :slot AS slot, state, COUNT(*) AS count
+FROM jobs INDEXED BY jobs_finished_at
+WHERE finished_at >= :since AND state IN ('succeeded', 'failed', 'cancelled')
+  AND (:tenant IS NULL OR tenant = :tenant)
+GROUP BY queue, slot, state ORDER BY queue, slot, state
+"""
+
+_DEAD_LETTERS = """
+SELECT task, error_kind, COUNT(*) AS count, MAX(id) AS newest_id,
+       (SELECT newest.error_message FROM jobs AS newest WHERE newest.id = MAX(jobs.id))
+           AS newest_message
+FROM jobs
+WHERE state = 'failed' AND (:tenant IS NULL OR tenant = :tenant)
+GROUP BY task, error_kind ORDER BY count DESC, task, error_kind
+"""
+
+
+def _depths(connection: sqlite3.Connection, now: int, tenant: str | None) -> list[QueueDepth]:
+    rows = connection.execute(_DEPTHS, {"now": now, "tenant": tenant})
+    return [
+        QueueDepth(row["queue"], row["queued"], row["running"], row["oldest_due"]) for row in rows
+    ]
+
+
+def _finished(
+    connection: sqlite3.Connection, since: int, slot_ms: int, tenant: str | None
+) -> list[FinishedCount]:
+    rows = connection.execute(_FINISHED, {"since": since, "slot": slot_ms, "tenant": tenant})
+    return [
+        FinishedCount(
+            row["queue"], since + row["slot"] * slot_ms, JobState(row["state"]), row["count"]
+        )
+        for row in rows
+    ]
+
+
+def _dead_letters(connection: sqlite3.Connection, tenant: str | None) -> list[DeadLetterGroup]:
+    rows = connection.execute(_DEAD_LETTERS, {"tenant": tenant})
+    return [
+        DeadLetterGroup(
+            row["task"], row["error_kind"], row["count"], row["newest_id"], row["newest_message"]
+        )
+        for row in rows
+    ]
+
+
+class SqliteInsight(SqlitePart):
+    """Reads of the queues as a whole (see `InsightStore`)."""
+
+    async def queue_depths(self, now: int, tenant: str | None) -> list[QueueDepth]:
+        """Per queue with queued or running jobs, by name."""
+        return await self._database.read(lambda connection: _depths(connection, now, tenant))
+
+    async def finished_counts(
+        self, since: int, slot_ms: int, tenant: str | None
+    ) -> list[FinishedCount]:
+        """Jobs that ended at or after `since`, per queue, slot and state."""
+        return await self._database.read(
+            lambda connection: _finished(connection, since, slot_ms, tenant)
+        )
+
+    async def dead_letter_groups(self, tenant: str | None) -> list[DeadLetterGroup]:
+        """Failed jobs grouped by task and error class, largest group first."""
+        return await self._database.read(lambda connection: _dead_letters(connection, tenant))
