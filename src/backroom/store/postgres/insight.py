@@ -29,13 +29,15 @@ GROUP BY queue, slot, state ORDER BY queue COLLATE "C", slot, state COLLATE "C"
 """$1 since, $2 slot length, $3 tenant (NULL: every tenant)."""
 
 _DEAD_LETTERS = """
-SELECT task, error_kind, count(*) AS count, max(id) AS newest_id,
-       (SELECT newest.error_message FROM jobs AS newest WHERE newest.id = max(jobs.id))
-           AS newest_message
-FROM jobs
-WHERE state = 'failed' AND ($1::text IS NULL OR tenant = $1)
-GROUP BY task, error_kind
-ORDER BY count DESC, task COLLATE "C", error_kind COLLATE "C" NULLS FIRST
+WITH groups AS (
+    SELECT task, error_kind, count(*) AS count, max(id) AS newest_id
+    FROM jobs
+    WHERE state = 'failed' AND ($1::text IS NULL OR tenant = $1)
+    GROUP BY task, error_kind
+)
+SELECT groups.*, jobs.error_message AS newest_message
+FROM groups JOIN jobs ON jobs.id = groups.newest_id
+ORDER BY count DESC, groups.task COLLATE "C", groups.error_kind COLLATE "C" NULLS FIRST
 """
 """$1 tenant (NULL: every tenant)."""
 

@@ -30,12 +30,15 @@ GROUP BY queue, slot, state ORDER BY queue, slot, state
 """
 
 _DEAD_LETTERS = """
-SELECT task, error_kind, COUNT(*) AS count, MAX(id) AS newest_id,
-       (SELECT newest.error_message FROM jobs AS newest WHERE newest.id = MAX(jobs.id))
-           AS newest_message
-FROM jobs
-WHERE state = 'failed' AND (:tenant IS NULL OR tenant = :tenant)
-GROUP BY task, error_kind ORDER BY count DESC, task, error_kind
+WITH groups AS (
+    SELECT task, error_kind, COUNT(*) AS count, MAX(id) AS newest_id
+    FROM jobs
+    WHERE state = 'failed' AND (:tenant IS NULL OR tenant = :tenant)
+    GROUP BY task, error_kind
+)
+SELECT groups.*, jobs.error_message AS newest_message
+FROM groups JOIN jobs ON jobs.id = groups.newest_id
+ORDER BY count DESC, groups.task, groups.error_kind
 """
 
 

@@ -1,0 +1,73 @@
+"""Contract: reads of the queues as a whole (queue depths, finish counts, dead letters)."""
+
+from __future__ import annotations
+
+from contract_support import BOOM, T0, running, submit
+
+from backroom.core.job import ErrorInfo, JobState
+from backroom.core.outcome import Cancelled, Failed, Succeeded
+from backroom.store.insight_protocol import DeadLetterGroup, FinishedCount, QueueDepth
+from backroom.store.protocol import Store
+
+MINUTE = 60_000
+TIMEOUT = ErrorInfo("TimeoutError", "too slow")
+
+
+async def test_queue_depths_count_queued_and_running_jobs_per_queue_and_tenant(
+    store: Store,
+) -> None:
+    await running(store, queue="batch", tenant="acme")
+    await submit(store, queue="batch", tenant="acme", run_at=T0 - 5_000)
+    await submit(store, queue="batch", tenant="globex", run_at=T0 + MINUTE)
+    done = await running(store, queue="interactive", tenant="acme")
+    await store.finish([(done.lease, Succeeded(None))], T0)
+
+    everyone = await store.queue_depths(T0, None)
+    globex = await store.queue_depths(T0, "globex")
+
+    assert everyone == [QueueDepth("batch", 2, 1, T0 - 5_000)]
+    assert globex == [QueueDepth("batch", 1, 0, None)]
+
+
+async def test_finished_counts_are_per_queue_slot_and_state_since_the_start(store: Store) -> None:
+    ends = [
+        (T0 - 1, "batch", Succeeded(None)),  # before the window: not counted
+        (T0 + 10, "batch", Succeeded(None)),
+        (T0 + 20, "batch", Failed(BOOM)),
+        (T0 + MINUTE + 5, "batch", Succeeded(None)),
+        (T0 + 30, "interactive", Cancelled()),
+    ]
+    for at, queue, outcome in ends:
+        tenant = "globex" if at == T0 + 20 else "acme"
+        job = await running(store, at, queue=queue, tenant=tenant, run_at=at)
+        await store.finish([(job.lease, outcome)], at)
+
+    counts = await store.finished_counts(T0, MINUTE, None)
+    acme = await store.finished_counts(T0, MINUTE, "acme")
+
+    assert counts == [
+        FinishedCount("batch", T0, JobState.FAILED, 1),
+        FinishedCount("batch", T0, JobState.SUCCEEDED, 1),
+        FinishedCount("batch", T0 + MINUTE, JobState.SUCCEEDED, 1),
+        FinishedCount("interactive", T0, JobState.CANCELLED, 1),
+    ]
+    assert FinishedCount("batch", T0, JobState.FAILED, 1) not in acme
+
+
+async def test_dead_letters_are_grouped_by_task_and_error_class(store: Store) -> None:
+    failures = [("summarize", BOOM), ("summarize", BOOM), ("summarize", TIMEOUT), ("embed", BOOM)]
+    ids = []
+    for task, error in failures:
+        job = await running(store, task=task, tenant="acme", max_attempts=1)
+        await store.finish([(job.lease, Failed(error))], T0)
+        ids.append(job.id)
+    await running(store, task="embed", tenant="globex")
+
+    groups = await store.dead_letter_groups(None)
+
+    assert groups == [
+        DeadLetterGroup("summarize", "RuntimeError", 2, ids[1], "boom"),
+        DeadLetterGroup("embed", "RuntimeError", 1, ids[3], "boom"),
+        DeadLetterGroup("summarize", "TimeoutError", 1, ids[2], "too slow"),
+    ]
+    assert await store.dead_letter_groups("globex") == []
