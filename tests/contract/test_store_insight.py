@@ -7,7 +7,7 @@ from contract_support import BOOM, T0, running, submit
 from backroom.core.job import ErrorInfo, JobState
 from backroom.core.outcome import Cancelled, Failed, Succeeded
 from backroom.store.insight_protocol import DeadLetterGroup, FinishedCount, QueueDepth
-from backroom.store.protocol import Store
+from backroom.store.protocol import JobFilter, Store
 
 MINUTE = 60_000
 TIMEOUT = ErrorInfo("TimeoutError", "too slow")
@@ -71,3 +71,21 @@ async def test_dead_letters_are_grouped_by_task_and_error_class(store: Store) ->
         DeadLetterGroup("summarize", "TimeoutError", 1, ids[2], "too slow"),
     ]
     assert await store.dead_letter_groups("globex") == []
+
+
+async def test_list_jobs_searches_input_metadata_and_errors_within_a_creation_range(
+    store: Store,
+) -> None:
+    failed = await running(store, T0 + 20, payload={"text": "dogs"}, max_attempts=1, run_at=T0)
+    await store.finish([(failed.lease, Failed(ErrorInfo("CatError", "no")))], T0 + 20)
+    about_cats = await submit(store, payload={"text": "About Cats"}, run_at=T0)
+    tagged = await submit(store, T0 + 10, metadata={"customer": "CATalina"}, run_at=T0)
+    dogs = await submit(store, T0 + 30, payload={"text": "dogs"})
+
+    found = await store.list_jobs(JobFilter(search="cat"))
+    early = await store.list_jobs(JobFilter(search="cat", created_until=T0 + 10))
+    late = await store.list_jobs(JobFilter(created_from=T0 + 20))
+
+    assert [job.id for job in found] == [tagged.id, about_cats.id, failed.id]
+    assert [job.id for job in early] == [about_cats.id]
+    assert [job.id for job in late] == [dogs.id, failed.id]

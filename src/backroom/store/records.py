@@ -73,6 +73,9 @@ class JobFilter:
     """Which jobs `Store.list_jobs` returns, newest first.
 
     `before_id` is the cursor: only jobs with a smaller id. `tenant=None` means all tenants.
+    `created_from`/`created_until` bound the creation time (`[from, until)`, ms since the
+    epoch); `search` keeps jobs whose input, metadata or error (class or message)
+    contains it, ignoring case.
     """
 
     tenant: str | None = None
@@ -81,6 +84,9 @@ class JobFilter:
     task: str | None = None
     before_id: int | None = None
     limit: int = 50
+    created_from: int | None = None
+    created_until: int | None = None
+    search: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

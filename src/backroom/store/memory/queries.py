@@ -33,7 +33,16 @@ def _listed(row: JobRow, where: JobFilter) -> bool:
         and where.queue in (None, row.queue)
         and where.task in (None, row.task)
         and (not where.states or row.state in where.states)
+        and (where.created_from is None or row.created_at >= where.created_from)
+        and (where.created_until is None or row.created_at < where.created_until)
+        and (where.search is None or _mentions(row, where.search.lower()))
     )
+
+
+def _mentions(row: JobRow, text: str) -> bool:
+    """Whether the job's input, metadata or error contains `text` (lower case)."""
+    error = f"{row.error_kind or ''} {row.error_message or ''}"
+    return any(text in field.lower() for field in (row.input, row.metadata, error))
 
 
 def list_jobs(tables: MemoryTables, where: JobFilter) -> list[Job]:

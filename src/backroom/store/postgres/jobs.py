@@ -114,6 +114,9 @@ class PostgresJobs(PostgresPart):
                 where.task,
                 list(where.states),
                 where.limit,
+                where.created_from,
+                where.created_until,
+                None if where.search is None else where.search.lower(),
             )
         return [job_from_row(row) for row in rows]
 

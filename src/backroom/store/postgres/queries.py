@@ -22,11 +22,17 @@ WHERE ($1::bigint IS NULL OR id < $1)
   AND ($3::text IS NULL OR queue = $3)
   AND ($4::text IS NULL OR task = $4)
   AND (cardinality($5::text[]) = 0 OR state = ANY($5::text[]))
+  AND ($7::bigint IS NULL OR created_at >= $7)
+  AND ($8::bigint IS NULL OR created_at < $8)
+  AND ($9::text IS NULL OR strpos(lower(input::text), $9) > 0
+       OR strpos(lower(metadata::text), $9) > 0
+       OR strpos(lower(COALESCE(error_kind, '') || ' ' || COALESCE(error_message, '')), $9) > 0)
 ORDER BY id DESC
 LIMIT $6
 """
 """$1 cursor (only smaller ids), $2 tenant, $3 queue, $4 task (NULL: any), $5 states
-(empty: any), $6 limit."""
+(empty: any), $6 limit, $7 and $8 creation time from and until, $9 lower-case text
+searched in input, metadata and error."""
 
 JOBS_BY_KEY = """
 SELECT jobs.* FROM jobs

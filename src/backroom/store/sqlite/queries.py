@@ -29,6 +29,10 @@ WHERE id < :before
   AND (:queue IS NULL OR queue = :queue)
   AND (:task IS NULL OR task = :task)
   AND (:any_state OR state IN (SELECT value FROM json_each(:states)))
+  AND (:created_from IS NULL OR created_at >= :created_from)
+  AND (:created_until IS NULL OR created_at < :created_until)
+  AND (:search IS NULL OR instr(lower(input), :search) OR instr(lower(metadata), :search)
+       OR instr(lower(COALESCE(error_kind, '') || ' ' || COALESCE(error_message, '')), :search))
 ORDER BY id DESC
 LIMIT :limit
 """
@@ -75,6 +79,9 @@ def list_jobs(connection: sqlite3.Connection, where: JobFilter) -> list[Job]:
             "any_state": not where.states,
             "states": dump_json(list(where.states)),
             "limit": where.limit,
+            "created_from": where.created_from,
+            "created_until": where.created_until,
+            "search": None if where.search is None else where.search.lower(),
         },
     )
     return [job_from_row(row) for row in rows]
