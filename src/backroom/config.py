@@ -31,6 +31,8 @@ class Settings:
                                           although not public (development, tests)
     public_url    BACKROOM_PUBLIC_URL     the server's URL as receivers reach it (for the
                                           `status_url` of webhook payloads)
+    dashboard_secret BACKROOM_DASHBOARD_SECRET  signs dashboard sessions (default: a
+                                          random secret made once and kept in the store)
     """
 
     database_url: str = DEFAULT_DATABASE_URL
@@ -43,6 +45,7 @@ class Settings:
     listen_url: str | None = None
     webhook_allow: str | None = None
     public_url: str | None = None
+    dashboard_secret: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -57,6 +60,7 @@ class Settings:
             config_path=source.get("BACKROOM_CONFIG") or None,
             webhook_allow=source.get("BACKROOM_WEBHOOK_ALLOW") or None,
             public_url=source.get("BACKROOM_PUBLIC_URL") or None,
+            dashboard_secret=source.get("BACKROOM_DASHBOARD_SECRET") or None,
             pg_pooler=parse_pooler(pooler)
             if (pooler := source.get("BACKROOM_PG_POOLER"))
             else None,

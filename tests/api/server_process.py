@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,13 +77,21 @@ def _wait_until_healthy(url: str, process: subprocess.Popen[str]) -> None:
 
 
 @contextmanager
-def serve_process(folder: Path, *options: str) -> Iterator[Server]:
-    """Run `backroom serve --port 0 OPTIONS`, logging to `folder`; SIGTERM it at the end
-    and check that it exits cleanly."""
+def serve_process(
+    folder: Path, *options: str, env: Mapping[str, str] | None = None
+) -> Iterator[Server]:
+    """Run `backroom serve --port 0 OPTIONS`, logging to `folder`, with `env` added to the
+    environment; SIGTERM it at the end and check that it exits cleanly."""
     command = [sys.executable, "-c", CLI_STARTER, "serve", "--port", "0", *options]
     stderr = folder / "stderr.txt"
     with stderr.open("w") as errors:
-        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, text=True)
+        process = subprocess.Popen(
+            command,
+            stdout=subprocess.PIPE,
+            stderr=errors,
+            text=True,
+            env={**os.environ, **(env or {})},
+        )
     try:
         url, key = _read_welcome(process)
         _wait_until_healthy(url, process)

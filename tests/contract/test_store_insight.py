@@ -5,7 +5,7 @@ from __future__ import annotations
 from contract_support import BOOM, T0, running, submit
 
 from backroom.core.job import ErrorInfo, JobState
-from backroom.core.outcome import Cancelled, Failed, Succeeded
+from backroom.core.outcome import Cancelled, Failed, Outcome, Succeeded
 from backroom.store.insight_protocol import DeadLetterGroup, FinishedCount, QueueDepth
 from backroom.store.protocol import JobFilter, Store
 
@@ -30,7 +30,7 @@ async def test_queue_depths_count_queued_and_running_jobs_per_queue_and_tenant(
 
 
 async def test_finished_counts_are_per_queue_slot_and_state_since_the_start(store: Store) -> None:
-    ends = [
+    ends: list[tuple[int, str, Outcome]] = [
         (T0 - 1, "batch", Succeeded(None)),  # before the window: not counted
         (T0 + 10, "batch", Succeeded(None)),
         (T0 + 20, "batch", Failed(BOOM)),

@@ -5,7 +5,8 @@
 - `backroom.client` imports only the core and the clock: it runs in callers' programs.
 - SQL is written only under `backroom/store`; database drivers are imported only there.
 - Time is read and slept only in `backroom/clock.py`.
-- `api/` and `cli/` reach the store only through `service/`: they import nothing of
+- Only `api` (which serves it) imports `backroom.dashboard`.
+- `api/`, `cli/` and `dashboard/` reach the store only through `service/`: they import nothing of
   `backroom.store` (the service re-exports the records they show), and never call a
   store method themselves (`app.store.stats(...)`); handing `app.store` to a service
   function is how they reach it.
@@ -125,11 +126,25 @@ def test_time_is_read_and_slept_only_in_the_clock_module() -> None:
     assert reads == {}
 
 
-def test_api_and_cli_import_nothing_of_the_store() -> None:
+FRONTS = {"api", "cli", "dashboard"}
+"""The layers that face people and programs: they reach the store through the service."""
+
+
+def test_only_the_api_imports_the_dashboard() -> None:
     wrong = [
         f"{module.name}:{line} imports {name}"
         for module in package_modules()
-        if layer(module) in {"api", "cli"}
+        for line, name in _package_imports(module)
+        if within(name, "backroom.dashboard") and layer(module) not in {"api", "dashboard"}
+    ]
+    assert wrong == []
+
+
+def test_fronts_import_nothing_of_the_store() -> None:
+    wrong = [
+        f"{module.name}:{line} imports {name}"
+        for module in package_modules()
+        if layer(module) in FRONTS
         for line, name in module.imports()
         if within(name, "backroom.store")
     ]
@@ -149,11 +164,11 @@ def _is_store(node: ast.expr | None) -> bool:
     return isinstance(node, ast.Attribute) and node.attr == "store"
 
 
-def test_api_and_cli_reach_the_store_only_through_the_service() -> None:
+def test_fronts_reach_the_store_only_through_the_service() -> None:
     reaches = {
         module.name: lines
         for module in package_modules()
-        if layer(module) in {"api", "cli"}
+        if layer(module) in FRONTS
         if (lines := _store_reaches(module.tree))
     }
     assert reaches == {}

@@ -27,6 +27,7 @@ from backroom.api.routes.queues import queues_router
 from backroom.api.routes.webhooks import webhooks_router
 from backroom.api.settings import ApiSettings
 from backroom.app import App
+from backroom.dashboard import install_dashboard
 from backroom.service.event_streams import feed_hub
 from backroom.service.submit import SubmitPolicy
 
@@ -80,6 +81,7 @@ def create_api(app: App, settings: ApiSettings | None = None) -> FastAPI:
     for router in routers:
         api.include_router(router)
     index_methods(api, routers)
+    install_dashboard(api, app, hub, chosen.admin_key, chosen.dashboard_secret)
     return api
 
 

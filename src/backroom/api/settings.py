@@ -24,6 +24,8 @@ class ApiSettings:
                         working that long in a running server; 0: always ask the store)
     webhook_policy      which addresses webhooks may go to (public ones, plus
                         BACKROOM_WEBHOOK_ALLOW)
+    dashboard_secret    signs dashboard session cookies (None: one made once and kept
+                        in the store, shared by every server on it)
     """
 
     admin_key: str | None = None
@@ -32,6 +34,7 @@ class ApiSettings:
     full_retry_after_s: int = 5
     key_cache_ms: int = 2_000
     webhook_policy: TargetPolicy = field(default_factory=TargetPolicy)
+    dashboard_secret: str | None = field(default=None, repr=False)
 
     def queues_with(self, tasks: TaskRegistry) -> tuple[str, ...]:
         """The configured queues, then those `tasks` name as their default."""
@@ -43,4 +46,5 @@ class ApiSettings:
         return cls(
             admin_key=settings.admin_key,
             webhook_policy=TargetPolicy.from_setting(settings.webhook_allow),
+            dashboard_secret=settings.dashboard_secret,
         )

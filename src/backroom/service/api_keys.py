@@ -35,6 +35,7 @@ __all__ = [
     "key_id_of",
     "list_tenants",
     "revoke_keys",
+    "session_secret",
     "tenant_for_key_hash",
 ]
 
@@ -157,3 +158,9 @@ async def tenant_for_key_hash(app: AppParts, key_hash: str) -> KeyHolder | None:
     """The tenant whose active key has this hash (see `hash_api_key`), with the key's
     role, or None."""
     return await app.store.tenant_for_key(key_hash)
+
+
+async def session_secret(app: AppParts) -> str:
+    """The secret that signs dashboard sessions: made once, kept in the store, shared by
+    every server on it (so a session survives a restart and works on any of them)."""
+    return await app.store.session_secret(secrets.token_urlsafe(_KEY_BYTES))

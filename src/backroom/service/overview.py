@@ -1,0 +1,149 @@
+"""What the dashboard's overview shows: each queue's depth, oldest wait and recent
+throughput, the workers seen through the jobs they hold, and the lanes.
+
+Workers are seen only through the leases of the jobs they run: the store keeps no
+record of a worker that holds nothing, so an idle worker does not appear.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from backroom.core.job import Job, JobState
+from backroom.service.context import AppParts
+from backroom.store.insight_protocol import FinishedCount, QueueDepth
+from backroom.store.records import JobFilter, LaneStatus
+
+MINUTE_MS = 60_000
+HOUR_MS = 60 * MINUTE_MS
+DAY_MS = 24 * HOUR_MS
+MAX_RUNNING_SHOWN = 500
+
+
+@dataclass(frozen=True, slots=True)
+class Slot:
+    """The jobs of one queue that ended in one time slot, by outcome."""
+
+    start: int
+    succeeded: int = 0
+    failed: int = 0
+    cancelled: int = 0
+
+    @property
+    def finished(self) -> int:
+        """Every job that ended in the slot."""
+        return self.succeeded + self.failed + self.cancelled
+
+
+@dataclass(frozen=True, slots=True)
+class Series:
+    """A queue's finishes over a window, slot by slot, oldest first."""
+
+    slot_ms: int
+    slots: tuple[Slot, ...]
+
+    @property
+    def finished(self) -> int:
+        """Every job that ended in the window."""
+        return sum(slot.finished for slot in self.slots)
+
+    @property
+    def failed(self) -> int:
+        """The jobs that failed for good in the window."""
+        return sum(slot.failed for slot in self.slots)
+
+    @property
+    def failure_rate(self) -> float:
+        """The share of the window's finished jobs that failed (0 when none finished)."""
+        return self.failed / self.finished if self.finished else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class QueueSummary:
+    """One queue: waiting and running jobs, the oldest wait, the last hour and day."""
+
+    queue: str
+    depth: QueueDepth
+    oldest_age_ms: int | None
+    hour: Series
+    day: Series
+
+
+@dataclass(frozen=True, slots=True)
+class WorkerSummary:
+    """A worker seen through the jobs it holds now, and when its newest lease ends."""
+
+    worker_id: str
+    jobs: tuple[Job, ...]
+    lease_expires_at: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Overview:
+    """The overview as of `now`, for one tenant or every tenant (`tenant=None`).
+
+    `lanes` is None for a caller who may not see lanes (they span tenants).
+    """
+
+    now: int
+    tenant: str | None
+    queues: tuple[QueueSummary, ...]
+    workers: tuple[WorkerSummary, ...]
+    lanes: tuple[LaneStatus, ...] | None = field(default=None)
+
+
+def series(counts: list[FinishedCount], queue: str, since: int, slot_ms: int, slots: int) -> Series:
+    """The finishes of `queue` among `counts`, as `slots` slots of `slot_ms` from `since`."""
+    by_start: dict[int, dict[str, int]] = {}
+    for count in counts:
+        if count.queue == queue:
+            by_start.setdefault(count.slot_start, {})[str(count.state)] = count.count
+    return Series(
+        slot_ms,
+        tuple(
+            Slot(start, **by_start.get(start, {}))
+            for start in range(since, since + slots * slot_ms, slot_ms)
+        ),
+    )
+
+
+def workers_of(running: list[Job]) -> tuple[WorkerSummary, ...]:
+    """The workers holding `running` jobs, by id, each with its jobs."""
+    held: dict[str, list[Job]] = {}
+    for job in running:
+        held.setdefault(job.worker_id or "unknown", []).append(job)
+    return tuple(
+        WorkerSummary(
+            worker,
+            tuple(jobs),
+            max((job.lease_expires_at or 0 for job in jobs), default=None),
+        )
+        for worker, jobs in sorted(held.items())
+    )
+
+
+async def overview(app: AppParts, tenant: str | None, with_lanes: bool) -> Overview:
+    """The overview of `tenant`'s queues (None: every tenant's); lanes if `with_lanes`."""
+    now = app.clock.now()
+    depths = {depth.queue: depth for depth in await app.store.queue_depths(now, tenant)}
+    hour_since, day_since = now - HOUR_MS, now - DAY_MS
+    hour = await app.store.finished_counts(hour_since, 5 * MINUTE_MS, tenant)
+    day = await app.store.finished_counts(day_since, HOUR_MS, tenant)
+    names = sorted(set(depths) | {count.queue for count in day})
+    queues = tuple(
+        QueueSummary(
+            name,
+            depths.get(name, QueueDepth(name, 0, 0, None)),
+            None
+            if (due := depths.get(name)) is None or due.oldest_due_at is None
+            else now - due.oldest_due_at,
+            series(hour, name, hour_since, 5 * MINUTE_MS, 12),
+            series(day, name, day_since, HOUR_MS, 24),
+        )
+        for name in names
+    )
+    running = await app.store.list_jobs(
+        JobFilter(tenant, states=(JobState.RUNNING,), limit=MAX_RUNNING_SHOWN)
+    )
+    lanes = tuple(await app.store.lanes(now)) if with_lanes else None
+    return Overview(now, tenant, queues, workers_of(running), lanes)
