@@ -34,7 +34,8 @@ async def test_pages_ask_to_log_in_and_a_key_logs_in_with_a_strict_http_only_coo
     page = await http.get("/dashboard/jobs")
 
     assert before.status_code == 303
-    assert before.headers["location"] == "/dashboard/login?next=%2Fdashboard%2Fjobs%3Fstate%3Dfailed"
+    back = "%2Fdashboard%2Fjobs%3Fstate%3Dfailed"
+    assert before.headers["location"] == f"/dashboard/login?next={back}"
     assert wrong.status_code == 401
     assert logged_in.status_code == 303
     assert logged_in.headers["location"] == "/dashboard/jobs"
@@ -81,7 +82,7 @@ async def test_a_tenant_sees_only_its_jobs_and_another_tenants_job_is_not_found(
     listing = await http.get("/dashboard/jobs")
     other = await http.get(f"/dashboard/jobs/{theirs}")
     own = await http.get(f"/dashboard/jobs/{mine}")
-    admin_view = await http.get(f"/dashboard/jobs?tenant=globex")
+    admin_view = await http.get("/dashboard/jobs?tenant=globex")
 
     assert f'href="/dashboard/jobs/{mine}"' in listing.text
     assert f'href="/dashboard/jobs/{theirs}"' not in listing.text

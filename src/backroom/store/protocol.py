@@ -21,8 +21,8 @@ from backroom.core.lanes import Denied, Grant, LaneRequest
 from backroom.core.outcome import Outcome
 from backroom.core.usage import AttemptUsage, UsageTotals
 from backroom.store.feed_protocol import EventFeed, FeedStore, WebhookStore
-from backroom.store.pause_protocol import PauseStore
 from backroom.store.insight_protocol import InsightStore
+from backroom.store.pause_protocol import PauseStore
 from backroom.store.records import (
     HeartbeatResult,
     JobFilter,
