@@ -56,9 +56,7 @@ async def test_a_login_without_its_form_token_is_refused(
     assert "backroom_session" not in response.headers.get("set-cookie", "")
 
 
-async def test_an_action_needs_the_sessions_csrf_token(
-    http: httpx.AsyncClient, keys: Keys
-) -> None:
+async def test_an_action_needs_the_sessions_csrf_token(http: httpx.AsyncClient, keys: Keys) -> None:
     job = (await submit(http, keys.acme, "boom")).json()["id"]
     await _log_in(http, keys.acme)
 
