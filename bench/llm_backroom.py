@@ -32,6 +32,8 @@ WORKER_APP = "bench.llm_app:app"
 WORKER_TIMEOUT_S = 900
 LEASE_S = 300
 MEMORY_POLL_S = 0.2
+TCP_ESTABLISHED = "01"
+"""A connection's state in /proc/net/tcp."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,22 +149,42 @@ def _rss_kib(pid: int) -> tuple[int, int]:
     return int(fields["VmRSS"].split()[0]), int(fields["VmHWM"].split()[0])
 
 
-async def _in_flight(database: str) -> int:
-    async with App(store=SqliteStore.from_url(database)) as app:
-        lanes = await app.store.lanes(app.clock.now())
-    return sum(lane.state.in_flight for lane in lanes)
+def established_to(pid: int, port: int) -> int:
+    """How many TCP connections process `pid` has established to `port`, from /proc.
+
+    The process's sockets are the `socket:[inode]` links among its open files; the
+    connection table of its network namespace gives each inode's state and remote port.
+    """
+    inodes = set()
+    for descriptor in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(descriptor)
+        except OSError:  # closed since it was listed
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target.removeprefix("socket:[").removesuffix("]"))
+    established = 0
+    for table in ("tcp", "tcp6"):
+        for line in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            fields = line.split()
+            remote_port = int(fields[2].rsplit(":", 1)[1], 16)
+            if fields[3] == TCP_ESTABLISHED and remote_port == port and fields[9] in inodes:
+                established += 1
+    return established
 
 
 def worker_memory(base_url: str, lane: Lane, payloads: list[JSON]) -> tuple[int, int]:
-    """(RSS, peak RSS) in KiB of one worker once all `payloads` are calls in flight.
+    """(RSS, peak RSS) in KiB of one worker once all `payloads` are calls in flight:
+    once the worker holds that many established connections to `base_url`'s port.
 
     The mock must answer slowly enough for every call to be in flight at once.
     """
+    port = int(base_url.rsplit(":", 1)[1].split("/", 1)[0])
     with _workspace(base_url, lane, payloads) as (database, config_path):
         worker = _start_worker(database, config_path, len(payloads))
         try:
             deadline = time.perf_counter() + WORKER_TIMEOUT_S
-            while asyncio.run(_in_flight(database)) < len(payloads):
+            while established_to(worker.pid, port) < len(payloads):
                 if worker.poll() is not None or time.perf_counter() > deadline:
                     raise RuntimeError("the calls never were all in flight at once")
                 time.sleep(MEMORY_POLL_S)

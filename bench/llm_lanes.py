@@ -45,8 +45,9 @@ MODEL = "mock-bench"
 MAX_OUTPUT_TOKENS = 64
 MOCK_START_TIMEOUT_S = 30
 WORKER_PROCESSES = 2
-MEMORY_LATENCY_MS = 60_000
-"""How long the mock holds each call in the memory row: long enough for all to be in flight."""
+MEMORY_LATENCY_MS = 600_000
+"""How long the mock holds each call in the memory row: long enough for all to be in
+flight (the worker is stopped as soon as it holds them all)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,7 +173,8 @@ def backroom_run(base_url: str, workload: list[Call], limits: Limits, concurrenc
 
 
 def memory_row(jobs: int) -> str:
-    """One worker's resident memory with `jobs` calls in flight (target <= 150 MB).
+    """One worker's resident memory with `jobs` calls in flight (target <= 150 MB),
+    read once it holds `jobs` established connections to the mock (sockets open).
 
     The mock answers after `MEMORY_LATENCY_MS` and limits nothing, so every job's call
     is in flight at once; the lane limits nothing either.
@@ -195,16 +197,22 @@ def _row(stats: RunStats, minimum_s: float) -> str:
     )
 
 
-def main() -> None:
-    """Run every row and print a markdown table."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def workload_parser(description: str) -> argparse.ArgumentParser:
+    """The options of the workload, the mock's limits and the memory row."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--jobs", type=int, default=1_000)
     parser.add_argument("--rpm", type=int, default=600, help="the mock's requests per minute")
     parser.add_argument("--tpm", type=int, default=60_000, help="the mock's tokens per minute")
     parser.add_argument("--latency-ms", type=int, default=100, help="the mock's answer delay")
     parser.add_argument("--concurrency", type=int, default=100, help="calls in flight at most")
-    parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--memory-jobs", type=int, default=1_000, help="calls held in flight")
+    return parser
+
+
+def main() -> None:
+    """Run every row and print a markdown table."""
+    parser = workload_parser(__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args()
     limits = Limits(args.rpm, args.tpm, args.latency_ms)
     workload = make_workload(args.jobs)

@@ -17,21 +17,19 @@ count against any test's timeout. Every test here starts processes: mark it `slo
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 import pytest
 from litellm_install import ensure_litellm
-from litellm_process import LiteLLMProxy, running_litellm
+from litellm_process import LiteLLMProxy, ProxyFactory, running_litellm
 from proxy_models import session_mocks, session_models
 
 PROXY_FIXTURES = {"litellm_proxy", "litellm_proxy_factory"}
 # The first test to ask for a proxy waits for it to start: up to minutes under load.
 PROXY_TEST_TIMEOUT_S = 300
-
-ProxyFactory = Callable[..., LiteLLMProxy]
 
 
 def _needs_proxy(item: pytest.Item) -> bool:

@@ -101,6 +101,10 @@ class LiteLLMProxy:
         return self.log.read_text(errors="replace")
 
 
+ProxyFactory = Callable[..., LiteLLMProxy]
+"""The `litellm_proxy_factory` fixture: `running_litellm`'s arguments but the folder."""
+
+
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 right now (the process to use it binds it later)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
