@@ -43,6 +43,7 @@ from backroom.service.redrive import redrive_failed
 from backroom.service.submit import Submission, build_job, enqueue
 from backroom.store import JobFilter, RedriveFilter, Store, open_store
 from backroom.tasks import Handler, LaneRequester, Task, TaskRegistry
+from backroom.telemetry import Telemetry
 
 H = TypeVar("H", bound=Handler)
 
@@ -74,6 +75,8 @@ class App:
         self.retry = retry or RetryPolicy()
         self.classifier = classifier or ErrorClassifier()
         self.rng = rng or random.Random()
+        self.telemetry = Telemetry()
+        """This process's counters, log lines and spans of its workers' attempts."""
         self.tasks = TaskRegistry()
         self._closers: list[Callable[[], Awaitable[None]]] = []
 
@@ -249,6 +252,7 @@ class App:
             retry=self.retry,
             classifier=self.classifier,
             rng=self.rng,
+            telemetry=self.telemetry,
         )
 
 

@@ -33,6 +33,8 @@ class Settings:
                                           `status_url` of webhook payloads)
     dashboard_secret BACKROOM_DASHBOARD_SECRET  signs dashboard sessions (default: a
                                           random secret made once and kept in the store)
+    metrics_token BACKROOM_METRICS_TOKEN  a token `GET /metrics` asks for (as a Bearer
+                                          token); unset, the metrics are open
     """
 
     database_url: str = DEFAULT_DATABASE_URL
@@ -46,6 +48,7 @@ class Settings:
     webhook_allow: str | None = None
     public_url: str | None = None
     dashboard_secret: str | None = None
+    metrics_token: str | None = None
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> Settings:
@@ -61,6 +64,7 @@ class Settings:
             webhook_allow=source.get("BACKROOM_WEBHOOK_ALLOW") or None,
             public_url=source.get("BACKROOM_PUBLIC_URL") or None,
             dashboard_secret=source.get("BACKROOM_DASHBOARD_SECRET") or None,
+            metrics_token=source.get("BACKROOM_METRICS_TOKEN") or None,
             pg_pooler=parse_pooler(pooler)
             if (pooler := source.get("BACKROOM_PG_POOLER"))
             else None,

@@ -5,11 +5,12 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 
-from contract_support import BOOM, LEASE_MS, T0, running, submit
+from contract_support import BOOM, LEASE_MS, T0, WORKER, running, submit
 
 from backroom.core.job import JobState
 from backroom.core.outcome import Failed, RetryAt, Succeeded
 from backroom.store.protocol import JobFilter, QueueStats, RedriveFilter, Store
+from backroom.store.records import JobCount
 
 HOUR_MS = 3_600_000
 
@@ -123,3 +124,19 @@ async def test_an_expired_lease_is_announced_as_new_work(store: Store) -> None:
     await running(store)
 
     await announced(store, lambda: store.expire_leases(T0 + LEASE_MS))
+
+
+async def test_jobs_are_counted_by_queue_tenant_and_state(store: Store) -> None:
+    await submit(store, tenant="acme")
+    await submit(store, tenant="acme")
+    await submit(store, tenant="Zeta", queue="batch")
+    await submit(store, tenant="acme", queue="batch")
+    await store.claim(["batch"], 1, WORKER, LEASE_MS, T0)
+
+    counts = await store.job_counts()
+
+    assert counts == [
+        JobCount("batch", "Zeta", JobState.RUNNING, 1),
+        JobCount("batch", "acme", JobState.QUEUED, 1),
+        JobCount("interactive", "acme", JobState.QUEUED, 2),
+    ]

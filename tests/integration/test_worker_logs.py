@@ -1,4 +1,4 @@
-"""The worker's log lines: one per failure, per lease lost, and around a shutdown."""
+"""The worker's log lines: one per transition of a job, per lease lost, and around a shutdown."""
 
 from __future__ import annotations
 
@@ -42,12 +42,42 @@ def test_each_failure_is_one_line_naming_the_job_task_and_error(
     with caplog.at_level(logging.INFO, logger="backroom"):
         clock.run(scenario())
 
-    lines = [line for line in _messages(caplog) if line.startswith("job ")]
-    assert len(lines) == 2
-    assert lines[0].startswith("job 1 (flaky) attempt 1/3 failed, retrying in ")
-    assert lines[0].endswith("TimeoutError: slow upstream")
-    assert lines[1] == "job 1 (flaky) failed for good after attempt 2/3: Permanent: bad input"
+    records = [record for record in caplog.records if record.name == "backroom.jobs"]
+    lines = [record.getMessage() for record in records]
+    assert lines[:2] == [
+        "job 1 (flaky) submitted to queue interactive",
+        "job 1 (flaky) attempt 1/3 started after waiting 0.0 s",
+    ]
+    assert lines[2].startswith("job 1 (flaky) attempt 1/3 failed, retrying in ")
+    assert lines[2].endswith("TimeoutError: slow upstream")
+    assert lines[3] == "job 1 (flaky) attempt 2/3 started after waiting 0.0 s"
+    assert lines[4] == "job 1 (flaky) failed for good after attempt 2/3: Permanent: bad input"
+    assert len(lines) == 5
     assert "input-never-logged" not in caplog.text
+    assert_facts(records)
+
+
+def assert_facts(records: list[logging.LogRecord]) -> None:
+    """The facts of the lines of `flaky`'s job: its events, and all of its failure's."""
+    failed = vars(records[4])["fields"]
+    assert failed == {
+        "event": "job.failed",
+        "job_id": 1,
+        "tenant": "default",
+        "task": "flaky",
+        "queue": "interactive",
+        "attempt": 2,
+        "outcome": "failed",
+        "error_class": "Permanent",
+        "duration_ms": 0,
+    }
+    assert [vars(record)["fields"]["event"] for record in records] == [
+        "job.submitted",
+        "job.started",
+        "job.retried",
+        "job.started",
+        "job.failed",
+    ]
 
 
 def test_a_lost_lease_is_logged_once(caplog: pytest.LogCaptureFixture) -> None:

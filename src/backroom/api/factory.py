@@ -76,7 +76,7 @@ def create_api(app: App, settings: ApiSettings | None = None) -> FastAPI:
         webhooks_router(app, authenticate, chosen.webhook_policy),
         llm_router(app, authenticate),
         queues_router(app, authenticate),
-        operations_router(app),
+        operations_router(app, chosen.metrics_token),
     ]
     for router in routers:
         api.include_router(router)

@@ -26,6 +26,7 @@ class ApiSettings:
                         BACKROOM_WEBHOOK_ALLOW)
     dashboard_secret    signs dashboard session cookies (None: one made once and kept
                         in the store, shared by every server on it)
+    metrics_token       the Bearer token `GET /metrics` asks for (None: open to all)
     """
 
     admin_key: str | None = None
@@ -35,6 +36,7 @@ class ApiSettings:
     key_cache_ms: int = 2_000
     webhook_policy: TargetPolicy = field(default_factory=TargetPolicy)
     dashboard_secret: str | None = field(default=None, repr=False)
+    metrics_token: str | None = None
 
     def queues_with(self, tasks: TaskRegistry) -> tuple[str, ...]:
         """The configured queues, then those `tasks` name as their default."""
@@ -47,4 +49,5 @@ class ApiSettings:
             admin_key=settings.admin_key,
             webhook_policy=TargetPolicy.from_setting(settings.webhook_allow),
             dashboard_secret=settings.dashboard_secret,
+            metrics_token=settings.metrics_token,
         )

@@ -2,18 +2,24 @@
 to stderr, as text lines or one JSON object per line (`--log-json`).
 
 Nothing logged carries a secret: API keys are printed once to stdout by `serve`, never
-logged, and database URLs are logged through `redacted_url`.
+logged, database URLs are logged through `redacted_url`, and every line is passed
+through `redact_secrets` besides, for what an error message may quote. A job's
+transitions (`backroom.telemetry.job_log`) carry their facts as fields: `key=value`
+after the text, or keys of the JSON object.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 from datetime import UTC, datetime
-from typing import Annotated, TextIO
+from typing import Annotated, Any, TextIO
 
 import typer
+
+from backroom.telemetry.job_log import FIELDS
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
@@ -33,12 +39,58 @@ _TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _OWN_LOGGERS = ("backroom", "uvicorn")
 
 
+# What looks like a secret is masked in every line, whatever wrote it (an error message
+# may quote a header or a URL): backroom's API keys, OpenAI-style keys, bearer tokens,
+# and the password of a URL.
+_SECRETS = (
+    (re.compile(r"\bbr_[A-Za-z0-9_-]{6,}"), "br_***"),
+    (re.compile(r"\bsk-[A-Za-z0-9_-]{6,}"), "sk-***"),
+    (re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]+"), r"\1 ***"),
+    (re.compile(r"(://[^:/@\s\"]+:)[^@\s\"]+@"), r"\1***@"),
+)
+
+
+def redact_secrets(text: str) -> str:
+    """`text` with anything that looks like an API key, a token or a URL's password masked.
+
+    >>> redact_secrets("key br_AbCdEf123456 at postgresql://u:pw@db/x")
+    'key br_*** at postgresql://u:***@db/x'
+    """
+    for pattern, replacement in _SECRETS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def record_fields(record: logging.LogRecord) -> dict[str, Any]:
+    """The facts a record carries besides its message (a job transition's, say)."""
+    fields = getattr(record, FIELDS, None)
+    return dict(fields) if isinstance(fields, dict) else {}
+
+
+class TextLines(logging.Formatter):
+    """A readable line: time, level, logger, message, then the record's facts as
+    `key=value` (secrets masked)."""
+
+    def __init__(self) -> None:
+        super().__init__(_TEXT_FORMAT)
+
+    def format(self, record: logging.LogRecord) -> str:
+        """The record as one line of text."""
+        line = super().format(record)
+        fields = record_fields(record)
+        fields.pop("event", None)  # the message says what happened
+        if fields:
+            line += " [" + " ".join(f"{key}={value}" for key, value in fields.items()) + "]"
+        return redact_secrets(line)
+
+
 class JsonLines(logging.Formatter):
-    """One JSON object per record: time, level, logger, message (and the traceback)."""
+    """One JSON object per record: time, level, logger, message, the record's facts
+    (event, job_id, tenant, ...) and the traceback, secrets masked."""
 
     def format(self, record: logging.LogRecord) -> str:
         """The record as a single line of JSON."""
-        entry = {
+        entry: dict[str, Any] = {
             "time": datetime.fromtimestamp(record.created, tz=UTC).isoformat(
                 timespec="milliseconds"
             ),
@@ -46,9 +98,12 @@ class JsonLines(logging.Formatter):
             "logger": record.name,
             "message": record.getMessage(),
         }
+        entry.update(
+            (key, value) for key, value in record_fields(record).items() if key not in entry
+        )
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
-        return json.dumps(entry, ensure_ascii=False)
+        return redact_secrets(json.dumps(entry, ensure_ascii=False))
 
 
 class _StderrLines(logging.StreamHandler[TextIO]):
@@ -72,7 +127,7 @@ def configure_logging(level: str, json_lines: bool) -> None:
             f"{level!r} is not one of {', '.join(LOG_LEVELS)}", param_hint="'--log-level'"
         )
     handler = _StderrLines()
-    handler.setFormatter(JsonLines() if json_lines else logging.Formatter(_TEXT_FORMAT))
+    handler.setFormatter(JsonLines() if json_lines else TextLines())
     root = logging.getLogger()
     for earlier in [h for h in root.handlers if isinstance(h, _StderrLines)]:
         root.removeHandler(earlier)

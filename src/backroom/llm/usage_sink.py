@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from backroom.app import App
 from backroom.core.lane_settlement import LaneSettlement
+from backroom.telemetry import LlmCall
 
 if TYPE_CHECKING:
     from backroom.llm.task import CallReport
@@ -41,4 +42,9 @@ class StoreCallSink:
         store = self._app.store
         if report.usage is not None:
             await store.record_usage(report.usage)
-        await store.lane_settle(report.job.lease, lane_settlement(report), self._app.clock.now())
+        now = self._app.clock.now()
+        await store.lane_settle(report.job.lease, lane_settlement(report), now)
+        # The hook of counters, logs and traces: a refused call (429) used no tokens.
+        refused = report.usage is None and report.lane_tokens == 0
+        call = LlmCall(report.job, report.lane, report.sent_at, now, report.usage)
+        self._app.telemetry.llm_call_ended(call, rate_limited=refused, until=report.pause_until)

@@ -18,6 +18,7 @@ from backroom.core.usage import OverBudget
 from backroom.runtime.lane_gate import LaneGate
 from backroom.store.protocol import AttemptStore
 from backroom.tasks import Task, TaskRegistry
+from backroom.telemetry import Telemetry
 
 
 class StopReason(enum.StrEnum):
@@ -45,6 +46,7 @@ class AttemptRunner:
         classifier: ErrorClassifier,
         rng: random.Random,
         over_budget: OverBudget = OverBudget.WAIT,
+        telemetry: Telemetry | None = None,
     ) -> None:
         self._store = store
         self._tasks = tasks
@@ -53,9 +55,12 @@ class AttemptRunner:
         self._classifier = classifier
         self._rng = rng
         self._gate = LaneGate(store, clock, over_budget)
+        self.telemetry = telemetry or Telemetry()
+        """Told of every attempt that starts (and by the worker, of its stored end)."""
 
     async def run(self, job: Job, stop_reason: Callable[[], StopReason | None]) -> Outcome | None:
         """Run one attempt of `job`; None when its lease was lost (store nothing)."""
+        self.telemetry.attempt_started(job)
         task = self._tasks.get(job.task)
         if task is None:
             # Likely a rolling deploy: a worker that knows the task may come along.

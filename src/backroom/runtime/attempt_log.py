@@ -1,4 +1,5 @@
-"""The worker's log lines about attempts: one per failure, lease loss and hand-back.
+"""The worker's log lines about leases lost and the shutdown's hand-back (the lines of
+every attempt's start and end are `backroom.telemetry.job_log`'s).
 
 Errors are logged by their kind and message only: a job's input, result and metadata
 (which may hold anything a user put there) never reach the log.
@@ -10,32 +11,8 @@ import logging
 from collections.abc import Collection
 
 from backroom.core.job import Job
-from backroom.core.outcome import Failed, Outcome, RetryAt
 
 log = logging.getLogger("backroom.worker")
-
-
-def log_outcome(job: Job, outcome: Outcome, now: int) -> None:
-    """A line for an attempt that failed (retried or for good); nothing for the others."""
-    if isinstance(outcome, RetryAt):
-        log.warning(
-            "job %d (%s) attempt %d/%d failed, retrying in %.1f s: %s",
-            job.id,
-            job.task,
-            job.attempt,
-            job.max_attempts,
-            max(0, outcome.at - now) / 1000,
-            outcome.error,
-        )
-    elif isinstance(outcome, Failed):
-        log.error(
-            "job %d (%s) failed for good after attempt %d/%d: %s",
-            job.id,
-            job.task,
-            job.attempt,
-            job.max_attempts,
-            outcome.error,
-        )
 
 
 def log_lease_lost(job: Job, when: str) -> None:

@@ -3,7 +3,8 @@
 The worker hands each attempt's outcome to an `OutcomeWriter` as soon as its handler
 returns, so the slot frees before the outcome is stored; the writer's loop stores
 whatever has gathered, keeps it and tries again after a pause when the store fails,
-and tells the worker (and the attempt listeners) which jobs it is done with.
+and tells the worker (and the attempt listeners, its telemetry's log lines and counters
+among them) which jobs it is done with.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from backroom.clock import Clock
 from backroom.core.errors import StoreError
 from backroom.core.job import Job
 from backroom.core.outcome import Outcome
-from backroom.runtime.attempt_log import log_lease_lost, log_outcome
+from backroom.runtime.attempt_log import log_lease_lost
 from backroom.store.protocol import LeaseStore
 
 log = logging.getLogger("backroom.runtime.worker")
@@ -75,7 +76,6 @@ class OutcomeWriter:
             for (job, outcome), stored in zip(batch, applied, strict=True):
                 self._done(job.id)
                 if stored:
-                    log_outcome(job, outcome, now)
                     for listener in self.listeners:
                         listener(job, outcome, now)
                 else:

@@ -6,20 +6,17 @@ One asyncio loop per process runs these side by side:
   starts each as a task, then waits for a free slot, a new-work hint or the next poll;
 - every attempt runs its handler under the task's timeout and turns what happened into
   an `Outcome` (core.retry decides retry or fail);
-- the outcome writer (`backroom.runtime.outcome_writer`) stores finished attempts in
-  batches, one store call per batch;
+- the outcome writer (`runtime.outcome_writer`) stores finished attempts in batches;
 - the heartbeat loop extends every held lease in one call and stops handlers whose
   lease was lost or whose job was cancelled;
-- the retention sweep (see `backroom.runtime.retention`) deletes old finished jobs now and then;
-- on SQLite, the commit watch (`backroom.runtime.wakeup`) wakes the claim loop when
-  another process commits.
+- the retention sweep (`runtime.retention`) deletes old finished jobs now and then;
+- on SQLite, the commit watch (`runtime.wakeup`) wakes the claim loop when another
+  process commits.
 
 A slot frees when its handler returns, not when its outcome is stored: the claim for
 the next jobs then goes to the store alongside the finish of the last ones, and a
-group-committing store (SQLite) writes both in one transaction.
-
-The worker owns the clock; the store only ever receives `now`.
-"""
+group-committing store (SQLite) writes both in one transaction. The worker owns the
+clock (the store only receives `now`) and tells its `Telemetry` of every attempt."""
 
 from __future__ import annotations
 
@@ -43,6 +40,7 @@ from backroom.runtime.wakeup import Wakeup
 from backroom.runtime.worker_config import WorkerConfig
 from backroom.store.protocol import WorkerStore
 from backroom.tasks import TaskRegistry
+from backroom.telemetry import Telemetry
 
 log = logging.getLogger("backroom.runtime.worker")
 T = TypeVar("T")
@@ -64,6 +62,7 @@ class Worker:
         retry: RetryPolicy | None = None,
         classifier: ErrorClassifier | None = None,
         rng: random.Random | None = None,
+        telemetry: Telemetry | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
@@ -78,12 +77,14 @@ class Worker:
             classifier=classifier or ErrorClassifier(),
             rng=rng or random.Random(),
             over_budget=self.config.over_budget,
+            telemetry=telemetry,
         )
         self._running: dict[int, _Held] = {}
         self._executing = 0
         self._outcomes = OutcomeWriter(
             store, clock, retry_after_ms=self.config.poll_interval_ms, done=self._forget
         )
+        self._outcomes.listeners.append(self._runner.telemetry.attempt_ended)
         self._wake = Wakeup(clock)
         self._holding = asyncio.Event()
         self._stopping = False
@@ -265,8 +266,6 @@ class Worker:
             self._stop_attempt(job_id, StopReason.SHUTDOWN)
         log_handed_back(unfinished)
         await asyncio.gather(*self._tasks(), return_exceptions=True)
-
-    # -- leases -----------------------------------------------------------------------
 
     async def _heartbeat_loop(self) -> None:
         while True:

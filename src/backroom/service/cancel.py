@@ -8,6 +8,7 @@ from backroom.service.callers import Caller
 from backroom.service.context import AppParts
 from backroom.service.documents import job_document
 from backroom.service.replies import Reply, job_not_found, state_conflict
+from backroom.telemetry.job_log import log_job_change
 
 
 async def request_cancel(app: AppParts, job_id: int, tenant: str | None = None) -> Job:
@@ -15,9 +16,14 @@ async def request_cancel(app: AppParts, job_id: int, tenant: str | None = None) 
 
     Raises `JobNotFound` for a job that does not exist (or is another tenant's).
     """
-    job = await app.store.cancel(job_id, app.clock.now(), tenant)
+    now = app.clock.now()
+    job = await app.store.cancel(job_id, now, tenant)
     if job is None:
         raise JobNotFound(job_id)
+    if job.state is JobState.RUNNING:
+        log_job_change(job, "job.cancel_requested", "cancel requested: its worker stops it")
+    elif job.state is JobState.CANCELLED and job.finished_at == now:  # not a repeat
+        log_job_change(job, "job.cancelled", "cancelled")
     return job
 
 

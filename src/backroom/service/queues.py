@@ -19,6 +19,7 @@ from backroom.service.documents import iso
 from backroom.service.llm import lane_document
 from backroom.service.replies import Reply, invalid_field, problem
 from backroom.store.records import LaneStatus, Pause, PauseKind, QueueStats
+from backroom.telemetry.job_log import log_pause
 
 __all__ = ["lane_documents", "list_lanes", "list_queues", "pause_lane", "pause_queue"]
 __all__ += ["queue_documents", "resume_lane", "resume_queue"]
@@ -54,6 +55,7 @@ async def _pause(app: AppParts, caller: Caller, kind: PauseKind, name: str) -> R
     if refused is not None:
         return refused
     pause = await app.store.pause(kind, name, app.clock.now())
+    log_pause(str(kind), name, True, by=caller.tenant)
     return Reply(200, {"kind": str(kind), "name": name, **pause_document(pause)})
 
 
@@ -62,6 +64,8 @@ async def _resume(app: AppParts, caller: Caller, kind: PauseKind, name: str) -> 
     if refused is not None:
         return refused
     was_paused = await app.store.resume(kind, name)
+    if was_paused:
+        log_pause(str(kind), name, False, by=caller.tenant)
     body = {"kind": str(kind), "name": name, **pause_document(None), "was_paused": was_paused}
     return Reply(200, body)
 

@@ -8,11 +8,15 @@ from backroom.service.context import AppParts
 from backroom.service.documents import job_document
 from backroom.service.replies import Reply, job_not_found, state_conflict
 from backroom.store import RedriveFilter
+from backroom.telemetry.job_log import log_job_change
 
 
 async def redrive_failed(app: AppParts, where: RedriveFilter) -> list[Job]:
     """Send the failed jobs `where` names back to the queue; the jobs redriven."""
-    return await app.store.redrive(where, app.clock.now())
+    redriven = await app.store.redrive(where, app.clock.now())
+    for job in redriven:
+        log_job_change(job, "job.redriven", "redriven: back in the queue")
+    return redriven
 
 
 async def redrive_job(app: AppParts, caller: Caller, job_id: int) -> Reply:

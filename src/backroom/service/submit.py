@@ -28,6 +28,7 @@ from backroom.service.documents import job_document, usd_text
 from backroom.service.replies import Reply, invalid_field, job_location, problem
 from backroom.service.webhooks import prepare_job_webhook
 from backroom.tasks import Task
+from backroom.telemetry.job_log import log_job_change
 from backroom.webhooks.targets import TargetPolicy
 
 
@@ -143,7 +144,10 @@ async def enqueue(
     if submission.webhook_url is not None:
         await prepare_job_webhook(app, tenant, submission.webhook_url, TargetPolicy())
     job = build_job(app, submission, tenant=tenant, max_active=max_active)
-    return await app.store.submit(job, app.clock.now())
+    result = await app.store.submit(job, app.clock.now())
+    if result.created:
+        log_job_change(result.job, "job.submitted", f"submitted to queue {result.job.queue}")
+    return result
 
 
 async def submit_job(

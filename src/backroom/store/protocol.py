@@ -25,6 +25,7 @@ from backroom.store.insight_protocol import InsightStore
 from backroom.store.pause_protocol import PauseStore
 from backroom.store.records import (
     HeartbeatResult,
+    JobCount,
     JobFilter,
     KeyInfo,
     LaneStatus,
@@ -227,6 +228,10 @@ class AdminStore(Protocol):
 
     async def stats(self, now: int, window_ms: int = 3_600_000) -> list[QueueStats]:
         """Per-queue counts, the age of the oldest due queued job, and recent failures."""
+
+    async def job_counts(self) -> list[JobCount]:
+        """How many jobs each queue and tenant has in each state (none: not listed), by
+        queue, tenant and state."""
 
     async def queued_by_task(self, now: int) -> list[TaskBacklog]:
         """Each task with queued jobs: how many, and how long the oldest due one has

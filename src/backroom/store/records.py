@@ -120,6 +120,16 @@ class QueueStats:
 
 
 @dataclass(frozen=True, slots=True)
+class JobCount:
+    """How many jobs of one queue and tenant are in one state."""
+
+    queue: str
+    tenant: str
+    state: JobState
+    jobs: int
+
+
+@dataclass(frozen=True, slots=True)
 class TaskBacklog:
     """One task's queued jobs: how many, and the age of the oldest due one (None: none
     is due yet). A backlog that only grows names a task no running worker has."""

@@ -19,7 +19,7 @@ from backroom.core.job import (
     JobState,
 )
 from backroom.core.usage import DailyBudget
-from backroom.store.records import Pause, PauseKind, QueueStats, TaskBacklog, Tenant
+from backroom.store.records import JobCount, Pause, PauseKind, QueueStats, TaskBacklog, Tenant
 
 
 class Row(Protocol):
@@ -178,3 +178,8 @@ def queue_stats_from_row(row: Row, now: int) -> QueueStats:
 def pause_from_row(row: Row) -> Pause:
     """A `pauses` row as a `Pause`."""
     return Pause(PauseKind(row["kind"]), row["name"], int(row["paused_at"]))
+
+
+def job_count_from_row(row: Row) -> JobCount:
+    """A `queue, tenant, state, jobs` row of a count of jobs as a `JobCount`."""
+    return JobCount(row["queue"], row["tenant"], JobState(row["state"]), int(row["jobs"]))

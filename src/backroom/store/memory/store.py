@@ -13,6 +13,7 @@ changes the tables for it; the admin part is here.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from backroom.core.errors import ConfigError
@@ -30,7 +31,7 @@ from backroom.store.memory.tables import MemoryTables
 from backroom.store.memory.tenants import MemoryTenants
 from backroom.store.memory.usage import MemoryUsage
 from backroom.store.new_work import NewWorkHints
-from backroom.store.records import QueueStats, TaskBacklog
+from backroom.store.records import JobCount, QueueStats, TaskBacklog
 
 MEMORY_URL = "memory://"
 
@@ -69,6 +70,16 @@ class MemoryStore(
     async def schema_version(self) -> int:
         """0: a memory database has no migrations to apply."""
         return 0
+
+    async def job_counts(self) -> list[JobCount]:
+        """How many jobs each queue and tenant has in each state."""
+        counts = Counter(
+            (row.queue, row.tenant, str(row.state)) for row in self._tables.jobs.values()
+        )
+        return [
+            JobCount(queue, tenant, JobState(state), jobs)
+            for (queue, tenant, state), jobs in sorted(counts.items())
+        ]
 
     async def stats(self, now: int, window_ms: int = 3_600_000) -> list[QueueStats]:
         """Per-queue counts, the age of the oldest due queued job, and recent failures."""

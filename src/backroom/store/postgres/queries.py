@@ -51,6 +51,13 @@ _EVENTS = (
 )
 """$1 job id, $2 how many of the first events to skip."""
 
+JOB_COUNTS = """
+SELECT queue, tenant, state, count(*) AS jobs FROM jobs
+GROUP BY queue, tenant, state
+ORDER BY queue COLLATE "C", tenant COLLATE "C", state COLLATE "C"
+"""
+"""How many jobs each queue and tenant has in each state."""
+
 STATS = """
 SELECT queue,
        count(*) FILTER (WHERE state = 'queued') AS queued,

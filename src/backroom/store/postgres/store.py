@@ -27,8 +27,8 @@ from backroom.store.postgres.pauses import PostgresPauses
 from backroom.store.postgres.queries import PostgresEvents
 from backroom.store.postgres.tenants import PostgresTenants
 from backroom.store.postgres.usage import PostgresUsage
-from backroom.store.records import QueueStats, TaskBacklog
-from backroom.store.rows import queue_stats_from_row, task_backlog_from_row
+from backroom.store.records import JobCount, QueueStats, TaskBacklog
+from backroom.store.rows import job_count_from_row, queue_stats_from_row, task_backlog_from_row
 
 
 class PostgresStore(
@@ -68,6 +68,12 @@ class PostgresStore(
         async with self._database.connection() as connection:
             rows = await connection.fetch(queries.QUEUED_BY_TASK, now)
         return [task_backlog_from_row(row, now) for row in rows]
+
+    async def job_counts(self) -> list[JobCount]:
+        """How many jobs each queue and tenant has in each state."""
+        async with self._database.connection() as connection:
+            rows = await connection.fetch(queries.JOB_COUNTS)
+        return [job_count_from_row(row) for row in rows]
 
     async def stats(self, now: int, window_ms: int = 3_600_000) -> list[QueueStats]:
         """Per-queue counts, the age of the oldest due queued job, and recent failures."""

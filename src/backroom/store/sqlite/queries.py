@@ -6,11 +6,12 @@ import sqlite3
 from collections.abc import Sequence
 
 from backroom.core.job import Attempt, Job, JobEvent
-from backroom.store.records import JobFilter, QueueStats, TaskBacklog
+from backroom.store.records import JobCount, JobFilter, QueueStats, TaskBacklog
 from backroom.store.rows import (
     attempt_from_row,
     dump_json,
     event_from_row,
+    job_count_from_row,
     job_from_row,
     queue_stats_from_row,
     task_backlog_from_row,
@@ -108,6 +109,17 @@ def stats(connection: sqlite3.Connection, now: int, window_ms: int) -> list[Queu
     """Per-queue counts by state, oldest due queued job, and finishes since `now - window_ms`."""
     rows = connection.execute(_STATS, {"now": now, "since": now - window_ms})
     return [queue_stats_from_row(row, now) for row in rows]
+
+
+_JOB_COUNTS = """
+SELECT queue, tenant, state, COUNT(*) AS jobs FROM jobs
+GROUP BY queue, tenant, state ORDER BY queue, tenant, state
+"""
+
+
+def job_counts(connection: sqlite3.Connection) -> list[JobCount]:
+    """How many jobs each queue and tenant has in each state."""
+    return [job_count_from_row(row) for row in connection.execute(_JOB_COUNTS)]
 
 
 def count_active(connection: sqlite3.Connection, tenant: str) -> int:

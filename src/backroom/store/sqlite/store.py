@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from backroom.core.errors import ConfigError
 from backroom.core.job import JobState
 from backroom.store.new_work import NewWorkHints
-from backroom.store.records import QueueStats, TaskBacklog
+from backroom.store.records import JobCount, QueueStats, TaskBacklog
 from backroom.store.sqlite import queries
 from backroom.store.sqlite import retention as retention_sql
 from backroom.store.sqlite.commit_watch import CommitWatch
@@ -96,6 +96,10 @@ class SqliteStore(
     async def queued_by_task(self, now: int) -> list[TaskBacklog]:
         """Each task with queued jobs: how many, and the oldest due one's age. By task."""
         return await self._database.read(lambda connection: queries.queued_by_task(connection, now))
+
+    async def job_counts(self) -> list[JobCount]:
+        """How many jobs each queue and tenant has in each state."""
+        return await self._database.read(queries.job_counts)
 
     async def stats(self, now: int, window_ms: int = 3_600_000) -> list[QueueStats]:
         """Per-queue counts, the age of the oldest due queued job, and recent failures."""

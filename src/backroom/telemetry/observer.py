@@ -1,0 +1,52 @@
+"""`Telemetry`: the one object the worker and the LLM call sink report to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from backroom.core.job import Job
+from backroom.core.outcome import Outcome
+from backroom.core.usage import AttemptUsage
+from backroom.telemetry.job_log import log_attempt_end, log_pause, log_started
+from backroom.telemetry.process_metrics import ProcessMetrics
+
+
+@dataclass(frozen=True, slots=True)
+class LlmCall:
+    """One provider call of a job's attempt, as the LLM call sink reports it.
+
+    `lane` is `provider/model`; `usage` is None when the provider answered no usage
+    (an error, a 429). Times are ms since the epoch.
+    """
+
+    job: Job
+    lane: str
+    sent_at: int
+    ended_at: int
+    usage: AttemptUsage | None
+
+
+class Telemetry:
+    """Counters, log lines and spans of one process's attempts and LLM calls."""
+
+    def __init__(self, process: str | None = None) -> None:
+        self.metrics = ProcessMetrics(process)
+
+    def attempt_started(self, job: Job) -> None:
+        """An attempt of `job` (as claimed) begins."""
+        self.metrics.attempt_started(job)
+        log_started(job)
+
+    def attempt_ended(self, job: Job, outcome: Outcome, now: int) -> None:
+        """The end of an attempt of `job` (as claimed) was stored at `now`."""
+        self.metrics.attempt_ended(job, outcome, now)
+        log_attempt_end(job, outcome, now)
+
+    def llm_call_ended(
+        self, call: LlmCall, *, rate_limited: bool = False, until: int | None = None
+    ) -> None:
+        """A provider call ended: count its usage, or its 429 (`rate_limited`), and log
+        the pause of its lane `until` then (ms), if the provider asked for one."""
+        self.metrics.llm_call_ended(call.lane, call.usage, rate_limited)
+        if until is not None and until > call.ended_at:
+            log_pause("lane", call.lane, True, by="provider", for_ms=until - call.ended_at)

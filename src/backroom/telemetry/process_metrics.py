@@ -1,0 +1,151 @@
+"""This process's own counters and histograms, in a registry of its own (no globals).
+
+Every series carries a `process` label (`host:pid` by default), so the counters of
+many workers and servers on many machines add up in Prometheus without one process's
+restart or another's scrape target hiding any: sum them `by (task, outcome)`, say.
+What describes the queues themselves (depths, ages, lanes) is read from the store at
+scrape time instead (`backroom.service.metrics`), the same from whichever server.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+
+from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+
+from backroom.core.job import Job
+from backroom.core.outcome import Cancelled, Deferred, Failed, Outcome, Released, RetryAt
+from backroom.core.usage import AttemptUsage
+from backroom.core.webhooks import DELIVERY_TASK
+
+_WAIT_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 3600)
+_RUN_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900, 1800)
+_PICO_PER_USD = 10**12
+
+
+def default_process_name() -> str:
+    """`host:pid`: which process on which machine a series comes from."""
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def outcome_name(outcome: Outcome) -> str:
+    """How an attempt ended, as a label: succeeded, retried, failed, cancelled, released
+    (handed back at shutdown) or deferred (its lane or budget had no room)."""
+    names: dict[type, str] = {
+        RetryAt: "retried",
+        Failed: "failed",
+        Cancelled: "cancelled",
+        Released: "released",
+        Deferred: "deferred",
+    }
+    return names.get(type(outcome), "succeeded")
+
+
+def error_class(outcome: Outcome) -> str:
+    """The class of the error an attempt ended with ("" without one)."""
+    error = getattr(outcome, "error", None)
+    return "" if error is None else str(error.kind)
+
+
+class ProcessMetrics:
+    """The counters of attempts, LLM calls and webhook deliveries this process made."""
+
+    def __init__(self, process: str | None = None) -> None:
+        self.process = process or default_process_name()
+        self.registry = CollectorRegistry()
+        self._declare_attempts(self.registry)
+        self._declare_llm(self.registry)
+
+    def _declare_attempts(self, registry: CollectorRegistry) -> None:
+        self._outcomes = Counter(
+            "backroom_attempt_outcomes",
+            "Attempts that ended, by task, outcome and error class.",
+            ["process", "queue", "task", "outcome", "error_class"],
+            registry=registry,
+        )
+        self._wait = Histogram(
+            "backroom_queue_wait_seconds",
+            "How long a job waited between being due and its attempt starting.",
+            ["process", "queue", "task"],
+            buckets=_WAIT_BUCKETS,
+            registry=registry,
+        )
+        self._run = Histogram(
+            "backroom_attempt_duration_seconds",
+            "How long an attempt ran, from its claim to its stored end.",
+            ["process", "queue", "task", "outcome"],
+            buckets=_RUN_BUCKETS,
+            registry=registry,
+        )
+        self._webhooks = Counter(
+            "backroom_webhook_deliveries",
+            "Webhook delivery attempts by outcome: delivered, retried or failed for good.",
+            ["process", "outcome"],
+            registry=registry,
+        )
+
+    def _declare_llm(self, registry: CollectorRegistry) -> None:
+        self._rate_limited = Counter(
+            "backroom_lane_rate_limited",
+            "Provider answers of 429 Too Many Requests, by lane.",
+            ["process", "lane"],
+            registry=registry,
+        )
+        self._calls = Counter(
+            "backroom_llm_calls",
+            "LLM calls answered, by tenant and model.",
+            ["process", "tenant", "model"],
+            registry=registry,
+        )
+        self._tokens = Counter(
+            "backroom_llm_tokens",
+            "LLM tokens by tenant, model and kind (input includes cached input).",
+            ["process", "tenant", "model", "kind"],
+            registry=registry,
+        )
+        self._cost = Counter(
+            "backroom_llm_cost_usd",
+            "LLM spend in US dollars by tenant and model (models with prices only).",
+            ["process", "tenant", "model"],
+            registry=registry,
+        )
+
+    def attempt_started(self, job: Job) -> None:
+        """Count the wait of an attempt that just started (`job` as claimed)."""
+        if job.started_at is None:
+            return
+        waited = max(0, job.started_at - job.run_at) / 1000
+        self._wait.labels(self.process, job.queue, job.task).observe(waited)
+
+    def attempt_ended(self, job: Job, outcome: Outcome, now: int) -> None:
+        """Count an attempt whose end was stored at `now` (`job` as claimed)."""
+        name = outcome_name(outcome)
+        labels = (self.process, job.queue, job.task)
+        self._outcomes.labels(*labels, name, error_class(outcome)).inc()
+        if job.started_at is not None:
+            self._run.labels(*labels, name).observe(max(0, now - job.started_at) / 1000)
+        if job.task == DELIVERY_TASK and name in ("succeeded", "retried", "failed"):
+            delivered = "delivered" if name == "succeeded" else name
+            self._webhooks.labels(self.process, delivered).inc()
+
+    def llm_call_ended(self, lane: str, usage: AttemptUsage | None, rate_limited: bool) -> None:
+        """Count one provider call: its usage if answered, or a 429 of its lane."""
+        if rate_limited:
+            self._rate_limited.labels(self.process, lane).inc()
+        if usage is None:
+            return
+        labels = (self.process, usage.tenant, usage.model)
+        self._calls.labels(*labels).inc()
+        for kind, tokens in (
+            ("input", usage.input_tokens),
+            ("cached", usage.cached_tokens),
+            ("output", usage.output_tokens),
+        ):
+            self._tokens.labels(*labels, kind).inc(tokens)
+        if usage.cost_pico_usd is not None:
+            self._cost.labels(*labels).inc(usage.cost_pico_usd / _PICO_PER_USD)
+
+    def exposition(self) -> bytes:
+        """These counters in the Prometheus text format."""
+        return generate_latest(self.registry)
