@@ -17,7 +17,7 @@ PARTS = [
     protocol.AdminStore,
     protocol.EventFeed,
     protocol.WebhookStore,
-    protocol.PauseStore,
+    protocol.QueueStore,
     protocol.InsightStore,
 ]
 

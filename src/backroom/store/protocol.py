@@ -22,10 +22,9 @@ from backroom.core.outcome import Outcome
 from backroom.core.usage import AttemptUsage, UsageTotals
 from backroom.store.feed_protocol import EventFeed, FeedStore, WebhookStore
 from backroom.store.insight_protocol import InsightStore
-from backroom.store.pause_protocol import PauseStore
+from backroom.store.queue_protocol import QueueStore
 from backroom.store.records import (
     HeartbeatResult,
-    JobCount,
     JobFilter,
     KeyInfo,
     LaneStatus,
@@ -44,7 +43,7 @@ __all__ = ["HeartbeatResult", "JobFilter", "KeyInfo", "OnceRecord", "QueueStats"
 __all__ += ["Tenant"]
 __all__ += ["AdminStore", "AttemptStore", "EventStore", "HandlerWriteStore", "JobStore"]
 __all__ += ["LaneStore", "LeaseStore", "ServiceStore", "Store", "TenantStore", "UsageStore"]
-__all__ += ["EventFeed", "InsightStore", "PauseStore", "WebhookStore", "WorkerStore"]
+__all__ += ["EventFeed", "InsightStore", "QueueStore", "WebhookStore", "WorkerStore"]
 __all__ += ["WriteCheck"]
 
 
@@ -229,10 +228,6 @@ class AdminStore(Protocol):
     async def stats(self, now: int, window_ms: int = 3_600_000) -> list[QueueStats]:
         """Per-queue counts, the age of the oldest due queued job, and recent failures."""
 
-    async def job_counts(self) -> list[JobCount]:
-        """How many jobs each queue and tenant has in each state (none: not listed), by
-        queue, tenant and state."""
-
     async def queued_by_task(self, now: int) -> list[TaskBacklog]:
         """Each task with queued jobs: how many, and how long the oldest due one has
         waited (a job whose task no worker has stays queued: this shows it). By task."""
@@ -270,7 +265,7 @@ class ServiceStore(
     LaneStore,
     AdminStore,
     FeedStore,
-    PauseStore,
+    QueueStore,
     InsightStore,
     Protocol,
 ):
@@ -287,7 +282,7 @@ class Store(
     EventStore,
     AdminStore,
     FeedStore,
-    PauseStore,
+    QueueStore,
     InsightStore,
     Protocol,
 ):

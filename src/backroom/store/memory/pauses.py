@@ -7,7 +7,7 @@ from backroom.store.records import Pause, PauseKind
 
 
 class MemoryPauses(MemoryPart):
-    """Queues and lanes paused for every worker (see `PauseStore`)."""
+    """Queues and lanes paused for every worker (see `QueueStore`)."""
 
     async def pause(self, kind: PauseKind, name: str, now: int) -> Pause:
         """Pause the queue or lane `name`; the pause (the first one, if it was paused)."""

@@ -42,7 +42,7 @@ _EVERY = 'SELECT kind, name, paused_at FROM pauses ORDER BY kind, name COLLATE "
 
 
 class PostgresPauses(PostgresPart):
-    """Queues and lanes paused for every worker (see `PauseStore`)."""
+    """Queues and lanes paused for every worker (see `QueueStore`)."""
 
     async def pause(self, kind: PauseKind, name: str, now: int) -> Pause:
         """Pause the queue or lane `name`; the pause (the first one, if it was paused)."""

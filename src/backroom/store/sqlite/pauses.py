@@ -46,7 +46,7 @@ def _pause(connection: sqlite3.Connection, kind: PauseKind, name: str, now: int)
 
 
 class SqlitePauses(SqlitePart):
-    """Queues and lanes paused for every worker (see `PauseStore`)."""
+    """Queues and lanes paused for every worker (see `QueueStore`)."""
 
     async def pause(self, kind: PauseKind, name: str, now: int) -> Pause:
         """Pause the queue or lane `name`; the pause (the first one, if it was paused)."""

@@ -1,4 +1,5 @@
-"""The part of the store protocol behind pausing queues and lanes (`PauseStore`).
+"""The part of the store protocol about queues as a whole (`QueueStore`): pausing
+queues and lanes, and counting jobs by queue, tenant and state.
 
 A pause is shared state, like a lane: every worker's claim, on every machine, reads
 it in the statement that takes jobs, so a paused queue or lane gives no worker a job
@@ -9,11 +10,12 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from backroom.store.records import Pause, PauseKind
+from backroom.store.records import JobCount, Pause, PauseKind
 
 
-class PauseStore(Protocol):
-    """Queues and lanes paused for every worker, until a person resumes them."""
+class QueueStore(Protocol):
+    """Queues and lanes paused for every worker until a person resumes them, and the
+    queues' counts of jobs."""
 
     async def pause(self, kind: PauseKind, name: str, now: int) -> Pause:
         """Pause the queue or lane `name`; the pause (the first one, if it was paused)."""
@@ -26,3 +28,7 @@ class PauseStore(Protocol):
 
     async def pauses(self) -> list[Pause]:
         """Every pause, by kind and name."""
+
+    async def job_counts(self) -> list[JobCount]:
+        """How many jobs each queue and tenant has in each state (none: not listed), by
+        queue, tenant and state."""
