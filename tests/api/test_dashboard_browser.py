@@ -8,6 +8,7 @@ every tenant. Each page is saved as a screenshot under build/screenshots/.
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -112,7 +113,8 @@ def _tenant_pages(page: Page, server: Server, tenant_key: str, failing: int, pas
 
 def test_a_person_watches_steers_and_is_kept_to_their_own_jobs(tmp_path: Path) -> None:
     db = f"sqlite:///{tmp_path / 'dashboard.db'}"
-    env = {"PYTHONPATH": str(HERE), "BACKROOM_ADMIN_KEY": ADMIN_KEY}
+    path = os.pathsep.join(filter(None, [str(HERE), os.environ.get("PYTHONPATH")]))
+    env = {"PYTHONPATH": path, "BACKROOM_ADMIN_KEY": ADMIN_KEY}
     options = ("--db", db, "--app", "dashboard_app:app", "--poll-interval", "100")
     with serve_process(tmp_path, *options, env=env) as server:
         globex_key = _cli(db, "tenants", "create", "globex")
@@ -139,6 +141,8 @@ def test_a_person_watches_steers_and_is_kept_to_their_own_jobs(tmp_path: Path) -
 
             _read_only_is_refused(page, server, read_only_key, still_failing)
             _admin_sees_every_tenant(page, server, theirs)
+            _admin_pages(page)
+            _pause_and_resume(page, server)
 
 
 def _read_only_is_refused(page: Page, server: Server, key: str, failed: int) -> None:
@@ -168,3 +172,37 @@ def _admin_sees_every_tenant(page: Page, server: Server, theirs: int) -> None:
     expect(page.get_by_role("heading", name=re.compile(f"^Job {theirs}"))).to_be_visible()
     page.goto(f"{server.url}/dashboard/overview")
     _shot(page, "overview-admin")
+
+
+def _admin_pages(page: Page) -> None:
+    """The admin's dead letters (a group redriven) and tenants (a key made, shown once)."""
+    page.get_by_role("link", name="Dead letters").click()
+    groups = page.locator("table.groups tbody tr")
+    expect(groups).to_have_count(1)
+    expect(groups.first).to_contain_text("report.build")
+    expect(groups.first).to_contain_text("Permanent")
+    _shot(page, "dead-letters")
+    groups.first.get_by_role("button", name=re.compile("^Redrive")).click()
+    expect(page.locator(".notice")).to_contain_text("1 job(s) of report.build")
+
+    page.get_by_role("link", name="Tenants").click()
+    expect(page.get_by_role("heading", name="globex")).to_be_visible()
+    globex = page.locator("section.tenant", has=page.get_by_role("heading", name="globex"))
+    globex.get_by_label("read-only").check()
+    globex.get_by_role("button", name="New key for globex").click()
+    expect(page.locator("#new-key")).to_contain_text("br_")
+    _shot(page, "tenants")
+
+
+def _pause_and_resume(page: Page, server: Server) -> None:
+    """The admin pauses the interactive queue, a job waits in it, and resuming runs it."""
+    page.get_by_role("link", name="Queues").click()
+    row = page.locator("tr[data-queue=interactive]")
+    row.get_by_role("button", name="Pause").click()
+    expect(page.locator("tr[data-queue=interactive]")).to_contain_text("paused since")
+    waiting = _submit(server, server.key, "email.send", {"to": "c@example.com"})
+    page.reload()
+    _shot(page, "queues")
+    page.locator("tr[data-queue=interactive]").get_by_role("button", name="Resume").click()
+    expect(page.locator("tr[data-queue=interactive]")).to_contain_text("running")
+    _wait_for_state(server, server.key, waiting, "succeeded")

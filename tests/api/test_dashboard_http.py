@@ -7,7 +7,7 @@ import re
 import httpx
 from api_support import ADMIN_KEY, Keys, bearer, submit
 
-from backroom import App
+from backroom import App, run_until_idle
 from backroom.service.api_keys import add_key
 
 
@@ -112,3 +112,46 @@ async def test_the_admin_key_sees_every_tenant_and_a_read_only_key_cannot_act(
     assert api_refused.status_code == 403
     assert api_refused.json()["type"] == "urn:backroom:problem:read-only-key"
     assert api_read.status_code == 200
+
+
+async def test_only_an_admin_sees_tenants_and_steers_queues(
+    http: httpx.AsyncClient, keys: Keys
+) -> None:
+    await _log_in(http, keys.acme)
+    tenants = await http.get("/dashboard/tenants")
+    page = await http.get("/dashboard/queues")
+    steer = {"csrf": _token(page), "kind": "queue", "name": "interactive", "action": "pause"}
+    refused = await http.post("/dashboard/queues/steer", data=steer)
+    await _log_in(http, keys.root)
+    admin_tenants = await http.get("/dashboard/tenants")
+    admin_page = await http.get("/dashboard/queues")
+    paused = await http.post("/dashboard/queues/steer", data=steer | {"csrf": _token(admin_page)})
+    after = await http.get("/dashboard/queues")
+
+    assert tenants.status_code == 404
+    assert refused.status_code == 403
+    assert admin_tenants.status_code == 200
+    assert "globex" in admin_tenants.text
+    assert paused.status_code == 303
+    assert "paused since" in after.text
+
+
+async def test_a_dead_letter_group_is_redriven_whole_and_only_that_group(
+    app: App, http: httpx.AsyncClient, keys: Keys
+) -> None:
+    failed = [(await submit(http, keys.acme, "boom")).json()["id"] for _ in range(2)]
+    theirs = (await submit(http, keys.globex, "boom")).json()["id"]
+    await run_until_idle(app)
+    await _log_in(http, keys.acme)
+    page = await http.get("/dashboard/dead-letters")
+    form = {"csrf": _token(page), "task": "boom", "error_kind": "Permanent"}
+    answer = await http.post("/dashboard/dead-letters/redrive", data=form)
+    states = [
+        (await http.get(f"/v1/jobs/{job}", headers=bearer(key))).json()["status"]
+        for job, key in ((failed[0], keys.acme), (failed[1], keys.acme), (theirs, keys.globex))
+    ]
+
+    assert "Redrive 2" in page.text
+    assert answer.status_code == 303
+    assert "2+job" in answer.headers["location"]
+    assert states == ["queued", "queued", "failed"]  # another tenant's group stays

@@ -89,3 +89,19 @@ async def test_list_jobs_searches_input_metadata_and_errors_within_a_creation_ra
     assert [job.id for job in found] == [tagged.id, about_cats.id, failed.id]
     assert [job.id for job in early] == [about_cats.id]
     assert [job.id for job in late] == [dogs.id, failed.id]
+
+
+async def test_running_jobs_are_listed_by_lease_end_for_a_tenant_or_everyone(
+    store: Store,
+) -> None:
+    early = await running(store, T0, tenant="acme")
+    late = await running(store, T0 + 5_000, tenant="globex")
+    await submit(store, tenant="acme")
+
+    everyone = await store.running_jobs(None, 10)
+    acme = await store.running_jobs("acme", 10)
+    first = await store.running_jobs(None, 1)
+
+    assert [job.id for job in everyone] == [early.id, late.id]
+    assert [job.id for job in acme] == [early.id]
+    assert [job.id for job in first] == [early.id]

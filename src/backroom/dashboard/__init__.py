@@ -15,9 +15,12 @@ from starlette.staticfiles import StaticFiles
 
 from backroom.app import App
 from backroom.dashboard.access import DashboardAccess
+from backroom.dashboard.admin_pages import TenantPages
+from backroom.dashboard.dead_letter_pages import DeadLetterPages
 from backroom.dashboard.job_pages import JobPages
 from backroom.dashboard.login import LoginPages
 from backroom.dashboard.overview_pages import overview_router
+from backroom.dashboard.queue_pages import QueuePages
 from backroom.dashboard.render import templates
 from backroom.dashboard.web import PREFIX, Dashboard
 from backroom.service.feed_hub import FeedHub
@@ -35,3 +38,6 @@ def install_dashboard(
     api.include_router(LoginPages(dashboard).router())
     api.include_router(overview_router(dashboard))
     api.include_router(JobPages(dashboard).router())
+    api.include_router(DeadLetterPages(dashboard).router())
+    api.include_router(TenantPages(dashboard).router())
+    api.include_router(QueuePages(dashboard).router())

@@ -8,7 +8,8 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.responses import HTMLResponse
 
-from backroom.dashboard.charts import bar_chart
+from backroom.dashboard.charts import bar_chart, spend_chart
+from backroom.service.documents import usd_text
 
 # Each state has a symbol as well as a colour, for readers who do not tell colours apart.
 STATE_SYMBOLS = {
@@ -19,9 +20,9 @@ STATE_SYMBOLS = {
     "cancelled": "⊘",
     # How an attempt ended, besides the states above.
     "retry": "↻",
-    "lease_expired": "⌛",
-    "interrupted": "⏏",
-    "deferred": "⏸",
+    "lease_expired": "⊗",
+    "interrupted": "⊖",
+    "deferred": "‖",
 }
 
 # No inline script or style anywhere: every asset comes from this server.
@@ -73,8 +74,12 @@ def templates() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    environment.filters |= {"when": when, "span": span, "percent": percent}
-    environment.globals |= {"STATE_SYMBOLS": STATE_SYMBOLS, "bar_chart": bar_chart}
+    environment.filters |= {"when": when, "span": span, "percent": percent, "usd": usd_text}
+    environment.globals |= {
+        "STATE_SYMBOLS": STATE_SYMBOLS,
+        "bar_chart": bar_chart,
+        "spend_chart": spend_chart,
+    }
     return environment
 
 

@@ -80,3 +80,22 @@ async def act_on_jobs(
         stopping = job.state is JobState.RUNNING and job.cancel_requested
         changed += job.state is JobState.CANCELLED or stopping
     return BatchReport(action, changed, len(wanted) - changed)
+
+
+async def group_ids(
+    app: AppParts, caller: Caller, tenant: str | None, task: str, error_kind: str | None
+) -> list[int]:
+    """The ids of the caller's failed jobs of `task` whose error class is `error_kind`
+    (None: jobs failed without one), newest first, at most `MAX_BATCH`."""
+    scope = caller.scope if caller.scope is not None else tenant
+    ids: list[int] = []
+    cursor = None
+    while len(ids) < MAX_BATCH:
+        where = JobFilter(scope, (JobState.FAILED,), task=task, before_id=cursor, limit=1_000)
+        page = await app.store.list_jobs(where)
+        kind = error_kind or None
+        ids += [job.id for job in page if (job.error.kind if job.error else None) == kind]
+        if len(page) < where.limit:
+            break
+        cursor = page[-1].id
+    return ids[:MAX_BATCH]

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from backroom.core.job import Job, JobState
+from backroom.core.job import Job
 from backroom.service.context import AppParts
 from backroom.store.insight_protocol import FinishedCount, QueueDepth
-from backroom.store.records import JobFilter, LaneStatus
+from backroom.store.records import LaneStatus, PauseKind
 
 MINUTE_MS = 60_000
 HOUR_MS = 60 * MINUTE_MS
@@ -90,6 +90,8 @@ class Overview:
     queues: tuple[QueueSummary, ...]
     workers: tuple[WorkerSummary, ...]
     lanes: tuple[LaneStatus, ...] | None = field(default=None)
+    paused_queues: dict[str, int] = field(default_factory=dict)
+    """Queues a person paused, with when (ms since the epoch)."""
 
 
 def series(counts: list[FinishedCount], queue: str, since: int, slot_ms: int, slots: int) -> Series:
@@ -129,7 +131,12 @@ async def overview(app: AppParts, tenant: str | None, with_lanes: bool) -> Overv
     hour_since, day_since = now - HOUR_MS, now - DAY_MS
     hour = await app.store.finished_counts(hour_since, 5 * MINUTE_MS, tenant)
     day = await app.store.finished_counts(day_since, HOUR_MS, tenant)
-    names = sorted(set(depths) | {count.queue for count in day})
+    paused = {
+        pause.name: pause.paused_at
+        for pause in await app.store.pauses()
+        if pause.kind is PauseKind.QUEUE
+    }
+    names = sorted(set(depths) | {count.queue for count in day} | set(paused))
     queues = tuple(
         QueueSummary(
             name,
@@ -142,8 +149,6 @@ async def overview(app: AppParts, tenant: str | None, with_lanes: bool) -> Overv
         )
         for name in names
     )
-    running = await app.store.list_jobs(
-        JobFilter(tenant, states=(JobState.RUNNING,), limit=MAX_RUNNING_SHOWN)
-    )
+    running = await app.store.running_jobs(tenant, MAX_RUNNING_SHOWN)
     lanes = tuple(await app.store.lanes(now)) if with_lanes else None
-    return Overview(now, tenant, queues, workers_of(running), lanes)
+    return Overview(now, tenant, queues, workers_of(running), lanes, paused)

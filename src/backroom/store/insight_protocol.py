@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from backroom.core.job import JobState
+from backroom.core.job import Job, JobState
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,3 +59,7 @@ class InsightStore(Protocol):
 
     async def dead_letter_groups(self, tenant: str | None) -> list[DeadLetterGroup]:
         """Failed jobs grouped by task and error class, largest group first."""
+
+    async def running_jobs(self, tenant: str | None, limit: int) -> list[Job]:
+        """Up to `limit` running jobs (of `tenant`; None: every tenant), the lease that
+        ends first first: what the workers hold now."""

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from collections import Counter
 
-from backroom.core.job import TERMINAL_STATES, JobState
+from backroom.core.job import TERMINAL_STATES, Job, JobState
 from backroom.store.insight_protocol import DeadLetterGroup, FinishedCount, QueueDepth
 from backroom.store.memory.part import MemoryPart
 from backroom.store.memory.tables import JobRow
+from backroom.store.rows import job_from_row
 
 _ACTIVE = (JobState.QUEUED, JobState.RUNNING)
 
@@ -66,3 +67,9 @@ class MemoryInsight(MemoryPart):
             DeadLetterGroup(task, kind, len(rows), rows[-1].id, rows[-1].error_message)
             for (task, kind), rows in ordered
         ]
+
+    async def running_jobs(self, tenant: str | None, limit: int) -> list[Job]:
+        """Up to `limit` running jobs, the lease that ends first first."""
+        running = [row for row in self._rows(tenant) if row.state is JobState.RUNNING]
+        running.sort(key=lambda row: (row.lease_expires_at or 0, row.id))
+        return [job_from_row(row) for row in running[:limit]]

@@ -3,9 +3,10 @@ counts per time slot, dead-letter groups."""
 
 from __future__ import annotations
 
-from backroom.core.job import JobState
+from backroom.core.job import Job, JobState
 from backroom.store.insight_protocol import DeadLetterGroup, FinishedCount, QueueDepth
 from backroom.store.postgres.part import PostgresPart
+from backroom.store.rows import job_from_row
 
 # `state IN ('queued', 'running')` is the condition of the partial index `jobs_active_queue`.
 _DEPTHS = """
@@ -40,6 +41,14 @@ FROM groups JOIN jobs ON jobs.id = groups.newest_id
 ORDER BY count DESC, groups.task COLLATE "C", groups.error_kind COLLATE "C" NULLS FIRST
 """
 """$1 tenant (NULL: every tenant)."""
+
+
+# `state = 'running'` is the condition of the partial index `jobs_leases`.
+_RUNNING = """
+SELECT * FROM jobs WHERE state = 'running' AND ($1::text IS NULL OR tenant = $1)
+ORDER BY lease_expires_at, id LIMIT $2
+"""
+"""$1 tenant (NULL: every tenant), $2 limit."""
 
 
 class PostgresInsight(PostgresPart):
@@ -81,3 +90,9 @@ class PostgresInsight(PostgresPart):
             )
             for row in rows
         ]
+
+    async def running_jobs(self, tenant: str | None, limit: int) -> list[Job]:
+        """Up to `limit` running jobs, the lease that ends first first."""
+        async with self._database.connection() as connection:
+            rows = await connection.fetch(_RUNNING, tenant, limit)
+        return [job_from_row(row) for row in rows]

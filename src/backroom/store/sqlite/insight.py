@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import sqlite3
 
-from backroom.core.job import JobState
+from backroom.core.job import Job, JobState
 from backroom.store.insight_protocol import DeadLetterGroup, FinishedCount, QueueDepth
+from backroom.store.rows import job_from_row
 from backroom.store.sqlite.part import SqlitePart
 
 # `state IN ('queued', 'running')` is the condition of the partial index `jobs_active`.
@@ -40,6 +41,18 @@ SELECT groups.*, jobs.error_message AS newest_message
 FROM groups JOIN jobs ON jobs.id = groups.newest_id
 ORDER BY count DESC, groups.task, groups.error_kind
 """
+
+
+# `state = 'running'` is the condition of the partial index `jobs_leases`.
+_RUNNING = """
+SELECT * FROM jobs WHERE state = 'running' AND (:tenant IS NULL OR tenant = :tenant)
+ORDER BY lease_expires_at, id LIMIT :limit
+"""
+
+
+def _running(connection: sqlite3.Connection, tenant: str | None, limit: int) -> list[Job]:
+    rows = connection.execute(_RUNNING, {"tenant": tenant, "limit": limit})
+    return [job_from_row(row) for row in rows]
 
 
 def _depths(connection: sqlite3.Connection, now: int, tenant: str | None) -> list[QueueDepth]:
@@ -89,3 +102,7 @@ class SqliteInsight(SqlitePart):
     async def dead_letter_groups(self, tenant: str | None) -> list[DeadLetterGroup]:
         """Failed jobs grouped by task and error class, largest group first."""
         return await self._database.read(lambda connection: _dead_letters(connection, tenant))
+
+    async def running_jobs(self, tenant: str | None, limit: int) -> list[Job]:
+        """Up to `limit` running jobs, the lease that ends first first."""
+        return await self._database.read(lambda connection: _running(connection, tenant, limit))
