@@ -155,3 +155,25 @@ async def test_a_dead_letter_group_is_redriven_whole_and_only_that_group(
     assert answer.status_code == 303
     assert "2+job" in answer.headers["location"]
     assert states == ["queued", "queued", "failed"]  # another tenant's group stays
+
+
+async def test_a_batch_delete_removes_the_selected_finished_jobs_only(
+    app: App, http: httpx.AsyncClient, keys: Keys
+) -> None:
+    finished = [(await submit(http, keys.acme, "echo", {"n": n})).json()["id"] for n in (1, 2)]
+    await run_until_idle(app)
+    waiting = (await submit(http, keys.acme, "echo", {"n": 3})).json()["id"]
+    await _log_in(http, keys.acme)
+    page = await http.get("/dashboard/jobs")
+    form = {"csrf": _token(page), "action": "delete", "scope": "selected"}
+    answer = await http.post(
+        "/dashboard/jobs/batch", data=form | {"job": [*map(str, finished), str(waiting)]}
+    )
+    statuses = [
+        (await http.get(f"/v1/jobs/{job}", headers=bearer(keys.acme))).status_code
+        for job in (*finished, waiting)
+    ]
+
+    assert answer.status_code == 303
+    assert "2+job" in answer.headers["location"]
+    assert statuses == [404, 404, 200]

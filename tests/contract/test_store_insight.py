@@ -105,3 +105,27 @@ async def test_running_jobs_are_listed_by_lease_end_for_a_tenant_or_everyone(
     assert [job.id for job in everyone] == [early.id, late.id]
     assert [job.id for job in acme] == [early.id]
     assert [job.id for job in first] == [early.id]
+
+
+async def test_delete_jobs_deletes_only_the_tenants_finished_jobs_among_those_named(
+    store: Store,
+) -> None:
+    done = await running(store, tenant="acme")
+    await store.finish([(done.lease, Succeeded("ok"))], T0)
+    failed = await running(store, tenant="acme", max_attempts=1)
+    await store.finish([(failed.lease, Failed(BOOM))], T0)
+    theirs = await running(store, tenant="globex")
+    await store.finish([(theirs.lease, Succeeded(None))], T0)
+    busy = await running(store, tenant="acme")
+    waiting = await submit(store, tenant="acme")
+    named = [done.id, failed.id, theirs.id, busy.id, waiting.id, 999_999]
+
+    deleted = await store.delete_jobs(named, "acme")
+
+    assert deleted == 2
+    assert await store.get(done.id) is None
+    assert await store.get(failed.id) is None
+    assert await store.attempts(done.id) == []
+    assert await store.events(done.id) == []
+    assert [await store.get(job.id) is not None for job in (theirs, busy, waiting)] == [True] * 3
+    assert await store.delete_jobs([theirs.id], None) == 1

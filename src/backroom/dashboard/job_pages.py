@@ -116,6 +116,8 @@ class JobPages:
             return self.dashboard.not_found(request, viewer, f"job {job_id}")
         report = await act_on_jobs(self.app, viewer.caller, BatchAction(action), [wanted])
         done = "done" if report.changed else "not possible in this state"
+        if report.action is BatchAction.DELETE and report.changed:
+            return back_to(f"{PREFIX}/jobs", f"job {wanted} deleted")
         return back_to(f"{PREFIX}/jobs/{wanted}", f"{action}: {done}")
 
     async def events(self, request: Request, job_id: str) -> Response:

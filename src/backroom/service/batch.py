@@ -1,5 +1,5 @@
-"""Acting on many jobs at once: cancel or redrive a selection, or every job a filter
-matches (up to a bound, so one click cannot start an unbounded walk of the store)."""
+"""Acting on many jobs at once: cancel, redrive or delete a selection, or every job a
+filter matches (up to a bound, so one click cannot start an unbounded walk of the store)."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ class BatchAction(enum.StrEnum):
 
     CANCEL = "cancel"
     REDRIVE = "redrive"
+    DELETE = "delete"
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +66,12 @@ async def matching_ids(app: AppParts, caller: Caller, where: JobFilter) -> list[
 async def act_on_jobs(
     app: AppParts, caller: Caller, action: BatchAction, job_ids: Sequence[int]
 ) -> BatchReport:
-    """Cancel or redrive the caller's jobs among `job_ids` (others are skipped)."""
+    """Cancel, redrive or delete the caller's jobs among `job_ids` (others are skipped:
+    only failed jobs are redriven, only finished ones deleted)."""
     wanted = list(dict.fromkeys(job_ids))[:MAX_BATCH]
+    if action is BatchAction.DELETE:
+        deleted = await app.store.delete_jobs(wanted, caller.scope)
+        return BatchReport(action, deleted, len(wanted) - deleted)
     if action is BatchAction.REDRIVE:
         redriven = await redrive_failed(app, RedriveFilter(tenant=caller.scope, job_ids=wanted))
         return BatchReport(action, len(redriven), len(wanted) - len(redriven))

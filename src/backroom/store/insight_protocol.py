@@ -1,4 +1,5 @@
-"""The part of the store protocol a person watching the queues reads (`InsightStore`).
+"""The part of the store protocol behind a person watching and tidying the queues
+(`InsightStore`): reads of the queues as a whole, and deleting chosen finished jobs.
 
 Each read is bounded by an index on any number of stored jobs: queue depths read the
 queued and running jobs only, finish counts the jobs finished in the window asked for,
@@ -7,6 +8,7 @@ dead-letter groups the failed jobs only.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -46,7 +48,7 @@ class DeadLetterGroup:
 
 
 class InsightStore(Protocol):
-    """Reads of the queues as a whole, for a person watching them (the dashboard)."""
+    """Reads of the queues as a whole, and deleting chosen jobs (the dashboard)."""
 
     async def queue_depths(self, now: int, tenant: str | None) -> list[QueueDepth]:
         """Per queue with queued or running jobs (of `tenant`; None: every tenant), by name."""
@@ -63,3 +65,10 @@ class InsightStore(Protocol):
     async def running_jobs(self, tenant: str | None, limit: int) -> list[Job]:
         """Up to `limit` running jobs (of `tenant`; None: every tenant), the lease that
         ends first first: what the workers hold now."""
+
+    async def delete_jobs(self, job_ids: Sequence[int], tenant: str | None) -> int:
+        """Delete the finished (succeeded, failed, cancelled) jobs among `job_ids` of
+        `tenant` (None: any tenant) with their attempts, events, `once` records and
+        webhook deliveries; how many were deleted. Queued and running jobs stay, and so
+        does a job whose events a durable feed reader (webhook dispatch) has not read,
+        as retention keeps it; its usage stays (the spend record)."""

@@ -11,6 +11,12 @@ document.addEventListener("change", (event) => {
   }
 });
 
+// A button that deletes asks first.
+document.addEventListener("click", (event) => {
+  const button = event.target.closest && event.target.closest("button[data-confirm]");
+  if (button && !window.confirm(button.dataset.confirm)) event.preventDefault();
+});
+
 // Swap the live part of the page for a fresh copy from the server.
 let refreshing = false;
 async function refresh() {

@@ -4,10 +4,13 @@ SQL stores' semantics and order."""
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Sequence
 
 from backroom.core.job import TERMINAL_STATES, Job, JobState
 from backroom.store.insight_protocol import DeadLetterGroup, FinishedCount, QueueDepth
+from backroom.store.memory.feed import forget_jobs
 from backroom.store.memory.part import MemoryPart
+from backroom.store.memory.retention import unread_jobs
 from backroom.store.memory.tables import JobRow
 from backroom.store.rows import job_from_row
 
@@ -73,3 +76,20 @@ class MemoryInsight(MemoryPart):
         running = [row for row in self._rows(tenant) if row.state is JobState.RUNNING]
         running.sort(key=lambda row: (row.lease_expires_at or 0, row.id))
         return [job_from_row(row) for row in running[:limit]]
+
+    async def delete_jobs(self, job_ids: Sequence[int], tenant: str | None) -> int:
+        """Delete the finished jobs among `job_ids` of `tenant`; how many."""
+        unread = unread_jobs(self._tables)
+        doomed = [
+            job_id
+            for job_id in dict.fromkeys(job_ids)
+            if (row := self._tables.jobs.get(job_id)) is not None
+            and tenant in (None, row.tenant)
+            and row.state in TERMINAL_STATES
+            and job_id not in unread
+        ]
+        for job_id in doomed:
+            self._tables.delete_job(job_id)
+        if doomed:
+            forget_jobs(self._tables)
+        return len(doomed)

@@ -20,7 +20,7 @@ def prune(tables: MemoryTables, older_than: int, states: Sequence[JobState], lim
     if unfinished:
         raise ValueError(f"only finished jobs can be pruned, not {sorted(unfinished)}")
     chosen = frozenset(states)
-    unread = _unread_jobs(tables)
+    unread = unread_jobs(tables)
     old = (
         row.id
         for row in tables.jobs.values()
@@ -38,7 +38,7 @@ def prune(tables: MemoryTables, older_than: int, states: Sequence[JobState], lim
     return len(doomed)
 
 
-def _unread_jobs(tables: MemoryTables) -> set[int]:
+def unread_jobs(tables: MemoryTables) -> set[int]:
     """Jobs with events that a durable feed reader (webhook dispatch) has not read."""
     if not tables.feed_cursors:
         return set()

@@ -3,9 +3,12 @@ counts per time slot, dead-letter groups."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from backroom.core.job import Job, JobState
 from backroom.store.insight_protocol import DeadLetterGroup, FinishedCount, QueueDepth
 from backroom.store.postgres.part import PostgresPart
+from backroom.store.postgres.retention import DELETE_CHOSEN
 from backroom.store.rows import job_from_row
 
 # `state IN ('queued', 'running')` is the condition of the partial index `jobs_active_queue`.
@@ -96,3 +99,9 @@ class PostgresInsight(PostgresPart):
         async with self._database.connection() as connection:
             rows = await connection.fetch(_RUNNING, tenant, limit)
         return [job_from_row(row) for row in rows]
+
+    async def delete_jobs(self, job_ids: Sequence[int], tenant: str | None) -> int:
+        """Delete the finished jobs among `job_ids` of `tenant`; how many."""
+        async with self._database.connection() as connection:
+            deleted: int = await connection.fetchval(DELETE_CHOSEN, list(job_ids), tenant)
+        return deleted

@@ -15,21 +15,15 @@ from collections.abc import Sequence
 from backroom.core.job import TERMINAL_STATES, JobState
 from backroom.store.postgres.database import PooledConnection
 
-PRUNE = """
-WITH doomed AS (
-    -- `finished_at < $1` admits the partial index `jobs_finished` (finished jobs only).
-    SELECT id FROM jobs
-    WHERE state = ANY ($2::text[]) AND finished_at < $1
-      -- Keep a job whose events a durable feed reader (webhook dispatch) has not read.
-      AND NOT EXISTS (
+# Keep a job whose events a durable feed reader (webhook dispatch) has not read.
+_READ_BY_EVERY_READER = """NOT EXISTS (
           SELECT FROM job_events AS e
           WHERE e.job_id = jobs.id
             AND (e.xid, e.id) > (SELECT c.commit_id::text::xid8, c.event_id
                                  FROM feed_cursors AS c
-                                 ORDER BY c.commit_id, c.event_id LIMIT 1))
-    LIMIT $3
-    FOR UPDATE SKIP LOCKED
-), attempts_gone AS (
+                                 ORDER BY c.commit_id, c.event_id LIMIT 1))"""
+
+_GONE = """attempts_gone AS (
     DELETE FROM attempts WHERE job_id = ANY (ARRAY(SELECT id FROM doomed))
 ), events_gone AS (
     DELETE FROM job_events WHERE job_id = ANY (ARRAY(SELECT id FROM doomed))
@@ -45,6 +39,16 @@ WITH doomed AS (
 )
 SELECT count(*) FROM jobs_gone
 """
+"""The deletions of the jobs a `doomed` CTE names, with every row that names them."""
+
+PRUNE = f"""
+WITH doomed AS (
+    -- `finished_at < $1` admits the partial index `jobs_finished` (finished jobs only).
+    SELECT id FROM jobs
+    WHERE state = ANY ($2::text[]) AND finished_at < $1 AND {_READ_BY_EVERY_READER}
+    LIMIT $3
+    FOR UPDATE SKIP LOCKED
+), {_GONE}"""
 """$1 finished before, $2 states, $3 limit: how many jobs were deleted."""
 
 
@@ -63,3 +67,13 @@ async def prune(
         PRUNE, older_than, [str(state) for state in states], limit
     )
     return deleted
+
+
+DELETE_CHOSEN = f"""
+WITH doomed AS (
+    SELECT id FROM jobs
+    WHERE id = ANY ($1::bigint[]) AND state IN ('succeeded', 'failed', 'cancelled')
+      AND ($2::text IS NULL OR tenant = $2) AND {_READ_BY_EVERY_READER}
+    FOR UPDATE SKIP LOCKED
+), {_GONE}"""
+"""$1 job ids, $2 tenant (NULL: any): how many of those finished jobs were deleted."""

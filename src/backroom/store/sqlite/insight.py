@@ -4,11 +4,13 @@ per time slot, dead-letter groups."""
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 
 from backroom.core.job import Job, JobState
 from backroom.store.insight_protocol import DeadLetterGroup, FinishedCount, QueueDepth
 from backroom.store.rows import job_from_row
 from backroom.store.sqlite.part import SqlitePart
+from backroom.store.sqlite.retention import delete_chosen
 
 # `state IN ('queued', 'running')` is the condition of the partial index `jobs_active`.
 _DEPTHS = """
@@ -106,3 +108,9 @@ class SqliteInsight(SqlitePart):
     async def running_jobs(self, tenant: str | None, limit: int) -> list[Job]:
         """Up to `limit` running jobs, the lease that ends first first."""
         return await self._database.read(lambda connection: _running(connection, tenant, limit))
+
+    async def delete_jobs(self, job_ids: Sequence[int], tenant: str | None) -> int:
+        """Delete the finished jobs among `job_ids` of `tenant`; how many."""
+        return await self._database.write(
+            lambda connection: delete_chosen(connection, job_ids, tenant)
+        )

@@ -14,16 +14,24 @@ from collections.abc import Sequence
 from backroom.core.job import TERMINAL_STATES, JobState
 from backroom.store.rows import dump_json
 
+# Keep a job whose events a durable feed reader (webhook dispatch) has not read.
+_READ_BY_EVERY_READER = """NOT EXISTS (
+      SELECT 1 FROM job_events AS e
+      WHERE e.job_id = jobs.id AND e.id > (SELECT min(event_id) FROM feed_cursors))"""
+
 # `finished_at < ?` lets SQLite use the partial index `jobs_finished`, whose rows are
 # the finished jobs only.
-_DOOMED = """
+_DOOMED = f"""
 SELECT id FROM jobs
 WHERE state IN (SELECT value FROM json_each(?)) AND finished_at < ?
-  -- Keep a job whose events a durable feed reader (webhook dispatch) has not read.
-  AND NOT EXISTS (
-      SELECT 1 FROM job_events AS e
-      WHERE e.job_id = jobs.id AND e.id > (SELECT min(event_id) FROM feed_cursors))
+  AND {_READ_BY_EVERY_READER}
 LIMIT ?
+"""
+
+_CHOSEN = f"""
+SELECT id FROM jobs
+WHERE id IN (SELECT value FROM json_each(?)) AND state IN ('succeeded', 'failed', 'cancelled')
+  AND (? IS NULL OR tenant = ?) AND {_READ_BY_EVERY_READER}
 """
 
 _DELETES = (
@@ -54,8 +62,20 @@ def prune(
             _DOOMED, (dump_json([str(state) for state in states]), older_than, limit)
         )
     ]
+    return _delete(connection, doomed)
+
+
+def _delete(connection: sqlite3.Connection, doomed: list[int]) -> int:
     if doomed:
         ids = dump_json(doomed)
         for statement in _DELETES:
             connection.execute(statement, (ids,))
     return len(doomed)
+
+
+def delete_chosen(
+    connection: sqlite3.Connection, job_ids: Sequence[int], tenant: str | None
+) -> int:
+    """Delete the finished jobs among `job_ids` of `tenant` (see `InsightStore.delete_jobs`)."""
+    chosen = connection.execute(_CHOSEN, (dump_json(list(job_ids)), tenant, tenant))
+    return _delete(connection, [job_id for (job_id,) in chosen])
