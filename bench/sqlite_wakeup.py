@@ -12,6 +12,8 @@ Three set-ups, round by round, in alternating order:
   not), so the worker notices the commit by its `PRAGMA data_version` check (50 ms);
 - "poll only": no datagram and `--watch-interval 0`: the worker finds the job at its
   1 s poll (backroom before issue 13).
+- "in-process worker (the floor)": the worker runs in the submitting process and is
+  woken directly: what a pickup costs here without crossing processes.
 Idle CPU: the worker's user+system time (from /proc/PID/stat) over `--idle-s` seconds
 with nothing queued, as a share of one core. The load average is printed with the
 figures, since the machine may be shared.
@@ -31,14 +33,18 @@ from pathlib import Path
 
 from backroom import App
 from backroom.clock import SystemClock
+from backroom.runtime.worker_config import WorkerConfig
 from backroom.store.sqlite.store import SqliteStore
+from bench.noop_app import pickup
 from bench.postgres_throughput import percentile
 
 ROOT = Path(__file__).resolve().parent.parent
+FLOOR = "in-process worker (the floor)"
 VARIANTS = {
     "datagram": ([], True),
     "watch only": ([], False),
     "poll only": (["--watch-interval", "0"], False),
+    FLOOR: ([], True),
 }
 """Each set-up: the worker's options, and whether the submitter sends datagrams."""
 
@@ -72,8 +78,25 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+async def in_process(db: Path, samples: int) -> list[float]:
+    """Pickup latencies with the worker in the submitting process (woken directly): the
+    floor of a SQLite pickup on this machine, two commits (submit, claim) and a hop."""
+    app = App(store=SqliteStore(str(db)))
+    app.task("pickup")(pickup)
+    async with app:
+        worker = app.worker(WorkerConfig(concurrency=10))
+        running = asyncio.create_task(worker.run())
+        try:
+            return await pickups(app, samples)
+        finally:
+            worker.stop()
+            await running
+
+
 async def measure(db: Path, name: str, samples: int, idle_s: float) -> tuple[list[float], float]:
     """(pickup latencies in ms, idle CPU share of one core) for one set-up."""
+    if name == FLOOR:
+        return await in_process(db, samples), 0.0
     options, datagrams = VARIANTS[name]
     worker = start_worker(db, options)
     try:
@@ -112,10 +135,10 @@ async def run(samples: int, baseline_samples: int, rounds: int, idle_s: float) -
     print("| worker | pickup p50 | p99 | max | samples | idle CPU (median) |")
     print("| --- | ---: | ---: | ---: | ---: | ---: |")
     for name, values in latencies.items():
-        idle_share = 100 * statistics.median(idle[name])
+        idle_share = "n/a" if name == FLOOR else f"{100 * statistics.median(idle[name]):.2f}%"
         print(
             f"| {name} | {statistics.median(values):.2f} ms | {percentile(values, 0.99):.2f} ms"
-            f" | {max(values):.2f} ms | {len(values)} | {idle_share:.2f}% |"
+            f" | {max(values):.2f} ms | {len(values)} | {idle_share} |"
         )
     ratio = statistics.median(latencies["poll only"]) / statistics.median(latencies["datagram"])
     print()
