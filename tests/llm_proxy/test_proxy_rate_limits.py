@@ -18,9 +18,13 @@ from proxy_models import UPSTREAM_LIMITED
 
 from backroom import App, Job, JobState
 from backroom.core.job import AttemptOutcome
+from backroom.core.retry_after import retry_after_ms
 
 pytestmark = pytest.mark.slow
 
+# The fix this test waits for reads LiteLLM's header and backs the lane off; it lands
+# as one change, so the header stands for both. Drop this once it is on main.
+READS_LITELLMS_WAIT = retry_after_ms({"llm_provider-retry-after": "3"}, now=0) is not None
 LIMITED = "rpm3"
 RPM = 3
 JOBS = 8
@@ -46,6 +50,7 @@ async def _assert_no_attempt_spent_on_refusals(app: App, jobs: list[Job]) -> Non
 
 
 @pytest.mark.xfail(
+    not READS_LITELLMS_WAIT,
     strict=True,
     reason="needs llm_provider-retry-after read as a Retry-After and a lane that pauses "
     "with backoff on a 429 without a usable wait (issue 10)",
