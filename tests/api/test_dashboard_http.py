@@ -8,6 +8,7 @@ import httpx
 from api_support import ADMIN_KEY, Keys, bearer, submit
 
 from backroom import App, run_until_idle
+from backroom.core.usage import AttemptUsage
 from backroom.service.api_keys import add_key
 
 
@@ -177,3 +178,17 @@ async def test_a_batch_delete_removes_the_selected_finished_jobs_only(
     assert answer.status_code == 303
     assert "2+job" in answer.headers["location"]
     assert statuses == [404, 404, 200]
+
+
+async def test_a_jobs_page_shows_each_attempts_llm_usage_and_cost(
+    app: App, http: httpx.AsyncClient, keys: Keys
+) -> None:
+    job = (await submit(http, keys.acme, "echo", {"n": 1})).json()["id"]
+    await run_until_idle(app)
+    usage = AttemptUsage(job, 1, "acme", "gpt-test", None, 1200, 200, 34, 2_500_000_000_000, 0)
+    await app.store.record_usage(usage)
+    await _log_in(http, keys.acme)
+
+    page = await http.get(f"/dashboard/jobs/{job}")
+
+    assert "gpt-test: 1200 tokens in (200 cached), 34 out, $2.5" in page.text

@@ -6,6 +6,7 @@ from contract_support import BOOM, T0, running, submit
 
 from backroom.core.job import ErrorInfo, JobState
 from backroom.core.outcome import Cancelled, Failed, Outcome, Succeeded
+from backroom.core.usage import AttemptUsage
 from backroom.store.insight_protocol import DeadLetterGroup, FinishedCount, QueueDepth
 from backroom.store.protocol import JobFilter, Store
 
@@ -129,3 +130,16 @@ async def test_delete_jobs_deletes_only_the_tenants_finished_jobs_among_those_na
     assert await store.events(done.id) == []
     assert [await store.get(job.id) is not None for job in (theirs, busy, waiting)] == [True] * 3
     assert await store.delete_jobs([theirs.id], None) == 1
+
+
+async def test_attempt_usages_are_each_attempts_call_in_order(store: Store) -> None:
+    job = await running(store, tenant="acme")
+    calls = [
+        AttemptUsage(job.id, number, "acme", "gpt-test", None, 100 * number, 0, 10, cost, T0)
+        for number, cost in ((2, None), (1, 5_000))
+    ]
+    for usage in calls:
+        await store.record_usage(usage)
+
+    assert await store.attempt_usages(job.id) == [calls[1], calls[0]]
+    assert await store.attempt_usages(job.id + 1) == []

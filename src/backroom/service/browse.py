@@ -11,7 +11,7 @@ import dataclasses
 from dataclasses import dataclass
 
 from backroom.core.job import JSON, Attempt, Job, JobEvent
-from backroom.core.usage import UsageTotals
+from backroom.core.usage import AttemptUsage, UsageTotals
 from backroom.service.callers import Caller
 from backroom.service.context import AppParts
 from backroom.service.webhooks import list_deliveries
@@ -42,6 +42,8 @@ class JobDetail:
     feed_position: str
     """The event feed's position just before the job was read: a live view of the job
     follows its events from there."""
+    attempt_usage: dict[int, AttemptUsage] = dataclasses.field(default_factory=dict)
+    """What each attempt's LLM call used and cost, by attempt number."""
 
 
 def scoped(caller: Caller, where: JobFilter) -> JobFilter:
@@ -75,6 +77,7 @@ async def job_detail(app: AppParts, caller: Caller, job_id: int) -> JobDetail | 
         None if job.lane is None else await app.store.usage_totals(job_id),
         tuple(listed) if isinstance(listed, list) else (),
         position.token(),
+        {usage.attempt: usage for usage in await app.store.attempt_usages(job_id)},
     )
 
 

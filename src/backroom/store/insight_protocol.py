@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from backroom.core.job import Job, JobState
+from backroom.core.usage import AttemptUsage
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,3 +73,6 @@ class InsightStore(Protocol):
         webhook deliveries; how many were deleted. Queued and running jobs stay, and so
         does a job whose events a durable feed reader (webhook dispatch) has not read,
         as retention keeps it; its usage stays (the spend record)."""
+
+    async def attempt_usages(self, job_id: int) -> list[AttemptUsage]:
+        """What each attempt's LLM call of the job used and cost, by attempt."""

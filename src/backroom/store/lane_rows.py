@@ -146,6 +146,12 @@ USAGE_COLUMNS = (
 )
 """The columns of `llm_usage`, in the order `usage_columns` gives their values."""
 
+
+def usage_from_row(row: Row) -> AttemptUsage:
+    """The `AttemptUsage` a row of `llm_usage` holds."""
+    return AttemptUsage(**{column: row[column] for column in USAGE_COLUMNS})
+
+
 TOTALS_SELECT = """count(*) AS calls,
        COALESCE(sum(input_tokens), 0) AS input_tokens,
        COALESCE(sum(cached_tokens), 0) AS cached_tokens,

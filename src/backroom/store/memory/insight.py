@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from backroom.core.job import TERMINAL_STATES, Job, JobState
+from backroom.core.usage import AttemptUsage
 from backroom.store.insight_protocol import DeadLetterGroup, FinishedCount, QueueDepth
 from backroom.store.memory.feed import forget_jobs
 from backroom.store.memory.part import MemoryPart
@@ -93,3 +94,8 @@ class MemoryInsight(MemoryPart):
         if doomed:
             forget_jobs(self._tables)
         return len(doomed)
+
+    async def attempt_usages(self, job_id: int) -> list[AttemptUsage]:
+        """What each attempt's LLM call of the job used and cost, by attempt."""
+        calls = self._tables.usage.get(job_id, {})
+        return [calls[attempt] for attempt in sorted(calls)]

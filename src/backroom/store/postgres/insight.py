@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from backroom.core.job import Job, JobState
+from backroom.core.usage import AttemptUsage
 from backroom.store.insight_protocol import DeadLetterGroup, FinishedCount, QueueDepth
+from backroom.store.lane_rows import usage_from_row
 from backroom.store.postgres.part import PostgresPart
 from backroom.store.postgres.retention import DELETE_CHOSEN
 from backroom.store.rows import job_from_row
@@ -105,3 +107,11 @@ class PostgresInsight(PostgresPart):
         async with self._database.connection() as connection:
             deleted: int = await connection.fetchval(DELETE_CHOSEN, list(job_ids), tenant)
         return deleted
+
+    async def attempt_usages(self, job_id: int) -> list[AttemptUsage]:
+        """What each attempt's LLM call of the job used and cost, by attempt."""
+        async with self._database.connection() as connection:
+            rows = await connection.fetch(
+                "SELECT * FROM llm_usage WHERE job_id = $1 ORDER BY attempt", job_id
+            )
+        return [usage_from_row(row) for row in rows]

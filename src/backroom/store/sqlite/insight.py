@@ -7,7 +7,9 @@ import sqlite3
 from collections.abc import Sequence
 
 from backroom.core.job import Job, JobState
+from backroom.core.usage import AttemptUsage
 from backroom.store.insight_protocol import DeadLetterGroup, FinishedCount, QueueDepth
+from backroom.store.lane_rows import usage_from_row
 from backroom.store.rows import job_from_row
 from backroom.store.sqlite.part import SqlitePart
 from backroom.store.sqlite.retention import delete_chosen
@@ -114,3 +116,12 @@ class SqliteInsight(SqlitePart):
         return await self._database.write(
             lambda connection: delete_chosen(connection, job_ids, tenant)
         )
+
+    async def attempt_usages(self, job_id: int) -> list[AttemptUsage]:
+        """What each attempt's LLM call of the job used and cost, by attempt."""
+        rows = await self._database.read(
+            lambda connection: connection.execute(
+                "SELECT * FROM llm_usage WHERE job_id = ? ORDER BY attempt", (job_id,)
+            ).fetchall()
+        )
+        return [usage_from_row(row) for row in rows]
