@@ -23,7 +23,8 @@ from server_process import CLI_STARTER, Server, serve_process
 
 from backroom.clock import SystemClock
 
-pytestmark = pytest.mark.slow
+# A real server, a worker and a browser: more than the default 120 s on a loaded machine.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(360)]
 
 HERE = Path(__file__).parent
 ADMIN_KEY = "br_admin-key-for-the-dashboard-test"
