@@ -170,3 +170,12 @@ async def test_a_job_keeps_its_webhook_url(store: Store) -> None:
     assert result.job.webhook_url == "https://hooks.example.com/job"
     assert await store.get(result.job.id) == result.job
     assert plain.webhook_url is None
+
+
+async def test_a_job_keeps_the_traceparent_it_was_submitted_with(store: Store) -> None:
+    traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+    (traced, plain) = await store.submit_many([new_job(traceparent=traceparent), new_job()], T0)
+
+    assert (await store.get(traced.job.id)) == traced.job
+    assert traced.job.traceparent == traceparent
+    assert (await store.get(plain.job.id)).traceparent is None  # type: ignore[union-attr]

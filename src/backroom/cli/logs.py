@@ -19,7 +19,9 @@ from typing import Annotated, Any, TextIO
 
 import typer
 
+from backroom.config import environment
 from backroom.telemetry.job_log import FIELDS
+from backroom.telemetry.otel_setup import configure_from_environment
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
 
@@ -136,3 +138,10 @@ def configure_logging(level: str, json_lines: bool) -> None:
     root.setLevel(chosen if chosen == "DEBUG" else "WARNING")
     for name in _OWN_LOGGERS:
         logging.getLogger(name).setLevel(chosen)
+
+
+def configure_telemetry(level: str, json_lines: bool) -> None:
+    """What a worker or server process sets up first: its logging (`configure_logging`)
+    and, when the OpenTelemetry SDK is installed and `OTEL_*` ask for it, its traces."""
+    configure_logging(level, json_lines)
+    configure_from_environment(environment())

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from backroom.cli.app_choice import AppChoice, Connection, choose_app
-from backroom.cli.logs import LogJsonOption, LogLevelOption, configure_logging
+from backroom.cli.logs import LogJsonOption, LogLevelOption, configure_telemetry
 from backroom.cli.options import (
     DbOption,
     ListenUrlOption,
@@ -75,7 +75,7 @@ def serve_command(
     from backroom.api import ApiSettings  # noqa: PLC0415
     from backroom.api.server import ServeConfig, serve  # noqa: PLC0415
 
-    configure_logging(log_level, log_json)
+    configure_telemetry(log_level, log_json)
     connection = Connection(listen_url, pool_min, pool_max)
     choice = AppChoice(app_ref, builtin_tasks, db, llm_config, connection)
     app = choose_app(choice, builtin_by_default=True)

@@ -12,7 +12,7 @@ import typer
 
 from backroom.app import App
 from backroom.cli.app_choice import AppChoice, Connection, choose_app
-from backroom.cli.logs import LogJsonOption, LogLevelOption, configure_logging
+from backroom.cli.logs import LogJsonOption, LogLevelOption, configure_telemetry
 from backroom.cli.options import (
     DbOption,
     ListenUrlOption,
@@ -81,7 +81,7 @@ def worker(
     log_json: LogJsonOption = False,
 ) -> None:
     """Run jobs of an app's tasks until SIGTERM/SIGINT (or, with --burst, until idle)."""
-    configure_logging(log_level, log_json)
+    configure_telemetry(log_level, log_json)
     connection = Connection(listen_url, pool_min, pool_max)
     choice = AppChoice(app_ref, builtin_tasks, db, llm_config, connection)
     app = choose_app(choice, builtin_by_default=False)

@@ -75,6 +75,9 @@ class NewJob:
     `backroom.core.lanes`); a claim passes over a job whose lane is paused or full."""
     webhook_url: str | None = None
     """Where to POST the job's end (succeeded, failed or cancelled), signed."""
+    traceparent: str | None = None
+    """The W3C `traceparent` of the trace the submission was part of: each attempt's
+    span continues it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +125,7 @@ class Job:
     metadata: dict[str, JSON] = field(default_factory=dict)
     lane: str | None = None
     webhook_url: str | None = None
+    traceparent: str | None = None
 
     @property
     def lease(self) -> Lease:

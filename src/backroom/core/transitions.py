@@ -237,6 +237,7 @@ def new_job(job_id: int, new: NewJob, now: int) -> Job:
         metadata=dict(new.metadata),
         lane=new.lane,
         webhook_url=new.webhook_url,
+        traceparent=new.traceparent,
     )
 
 

@@ -60,7 +60,12 @@ class AttemptRunner:
 
     async def run(self, job: Job, stop_reason: Callable[[], StopReason | None]) -> Outcome | None:
         """Run one attempt of `job`; None when its lease was lost (store nothing)."""
-        self.telemetry.attempt_started(job)
+        with self.telemetry.attempt(job, self._clock) as span:
+            outcome = await self._run(job, stop_reason)
+            span.ended(outcome)
+        return outcome
+
+    async def _run(self, job: Job, stop_reason: Callable[[], StopReason | None]) -> Outcome | None:
         task = self._tasks.get(job.task)
         if task is None:
             # Likely a rolling deploy: a worker that knows the task may come along.

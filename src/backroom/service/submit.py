@@ -29,6 +29,7 @@ from backroom.service.replies import Reply, invalid_field, job_location, problem
 from backroom.service.webhooks import prepare_job_webhook
 from backroom.tasks import Task
 from backroom.telemetry.job_log import log_job_change
+from backroom.telemetry.tracing import valid_traceparent
 from backroom.webhooks.targets import TargetPolicy
 
 
@@ -47,6 +48,9 @@ class Submission:
     delay_s: float = 0
     metadata: dict[str, JSON] = field(default_factory=dict)
     webhook_url: str | None = None
+    traceparent: str | None = None
+    """The W3C `traceparent` the submission came with; one that is not valid is
+    ignored (a new trace begins), as Trace Context asks."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +107,7 @@ def build_job(
         max_active=max_active,
         lane=_lane_name(known, submission.input),
         webhook_url=submission.webhook_url,
+        traceparent=valid_traceparent(submission.traceparent),
     )
 
 

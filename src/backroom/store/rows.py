@@ -106,6 +106,7 @@ def job_from_row(row: Row) -> Job:
         metadata=load_json(row["metadata"]),
         lane=row["lane"],
         webhook_url=row["webhook_url"],
+        traceparent=row["traceparent"],
     )
 
 

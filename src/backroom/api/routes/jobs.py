@@ -3,6 +3,7 @@
 # No `from __future__ import annotations`: FastAPI must see the route signatures'
 # local `CallerDependency` alias as a real type, not as a string it cannot resolve.
 import re
+from dataclasses import replace
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Path, Query, Response
@@ -88,6 +89,10 @@ def jobs_router(app: App, authenticate: Authenticator, policy: SubmitPolicy) -> 
                 pattern=KEY_HEADER_PATTERN,
             ),
         ] = None,
+        traceparent: Annotated[
+            str | None,
+            Header(description="W3C Trace Context: each attempt's span continues this trace."),
+        ] = None,
     ) -> Response:
         key = None
         if idempotency_key is not None:
@@ -95,7 +100,7 @@ def jobs_router(app: App, authenticate: Authenticator, policy: SubmitPolicy) -> 
                 key = parse_idempotency_key(idempotency_key)
             except InvalidIdempotencyKey as error:
                 return to_response(invalid_field(("header", "Idempotency-Key"), str(error)))
-        submission = body.to_submission(key)
+        submission = replace(body.to_submission(key), traceparent=traceparent)
         return to_response(await submit.submit_job(app, caller, submission, policy))
 
     @router.get(

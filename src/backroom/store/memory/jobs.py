@@ -41,6 +41,7 @@ def _row(job_id: int, new: NewJob, now: int) -> JobRow:
         metadata=dump_json(new.metadata),
         lane=new.lane,
         webhook_url=new.webhook_url,
+        traceparent=new.traceparent,
     )
 
 

@@ -69,6 +69,7 @@ class JobRow(Record):
     metadata: str
     lane: str | None
     webhook_url: str | None = None
+    traceparent: str | None = None
     attempt: int = 0
     started_at: int | None = None
     finished_at: int | None = None

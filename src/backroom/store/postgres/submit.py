@@ -28,16 +28,16 @@ SUBMIT = f"""
 WITH inserted AS (
     INSERT INTO jobs (tenant, task, queue, priority, state, input, max_attempts, timeout_ms,
                       run_at, created_at, updated_at, idempotency_key, fingerprint, metadata,
-                      lane, webhook_url)
+                      lane, webhook_url, traceparent)
     SELECT tenant, task, queue, priority, 'queued', input, max_attempts, timeout_ms,
            run_at, $1::bigint, $1::bigint, idempotency_key, fingerprint, metadata, lane,
-           webhook_url
+           webhook_url, traceparent
     FROM unnest($4::text[], $5::text[], $6::text[], $7::integer[], $8::text[], $9::integer[],
                 $10::bigint[], $11::bigint[], $12::text[], $13::text[], $14::text[],
-                $15::text[], $16::text[])
+                $15::text[], $16::text[], $17::text[])
          WITH ORDINALITY AS new (tenant, task, queue, priority, input, max_attempts, timeout_ms,
                                  run_at, idempotency_key, fingerprint, metadata, lane,
-                                 webhook_url, position)
+                                 webhook_url, traceparent, position)
     -- Ids are drawn in this order, so sorting the returned rows by id restores it.
     ORDER BY position
     ON CONFLICT (tenant, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
@@ -79,6 +79,7 @@ def _submit_columns(jobs: Sequence[NewJob]) -> list[list[Any]]:
         [dump_json(new.metadata) for new in jobs],
         [new.lane for new in jobs],
         [new.webhook_url for new in jobs],
+        [new.traceparent for new in jobs],
     ]
 
 

@@ -19,8 +19,8 @@ from backroom.store.submission import plan_submissions
 _INSERT_JOB = """
 INSERT INTO jobs (tenant, task, queue, priority, state, input, max_attempts, timeout_ms,
                   run_at, created_at, updated_at, idempotency_key, fingerprint, metadata, lane,
-                  webhook_url)
-VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                  webhook_url, traceparent)
+VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 
 _FIND_BY_KEY = "SELECT * FROM jobs WHERE tenant = ? AND idempotency_key = ?"
@@ -90,6 +90,7 @@ def _insert_jobs(connection: sqlite3.Connection, jobs: Sequence[NewJob], now: in
                 dump_json(new.metadata),
                 new.lane,
                 new.webhook_url,
+                new.traceparent,
             )
             for new in jobs
         ),
