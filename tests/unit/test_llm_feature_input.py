@@ -12,6 +12,7 @@ from backroom.llm.features import (
     Sampling,
     TextPart,
 )
+from backroom.llm.lanes import estimate_call_tokens
 from backroom.llm.request import LLMRequest, Message
 from backroom.llm.task_input import RespondInput
 
@@ -132,3 +133,14 @@ def test_an_invalid_content_part_is_permanent(content: object, role: str, proble
     with pytest.raises(Permanent) as raised:
         RespondInput.parse(payload)
     assert problem in str(raised.value)
+
+
+def test_images_count_in_the_token_estimate_of_the_lane() -> None:
+    text_only = LLMRequest("m", (Message("user", (TextPart("abcd"),)),), max_output_tokens=10)
+    with_images = LLMRequest(
+        "m",
+        (Message("user", (TextPart("abcd"), ImagePart(PNG, "low"), ImagePart(PNG))),),
+        max_output_tokens=10,
+    )
+    assert estimate_call_tokens(text_only) == 1 + 10
+    assert estimate_call_tokens(with_images) == 1 + 85 + 765 + 10

@@ -17,7 +17,7 @@ from backroom.llm.pricing import Usage
 from backroom.llm.ratelimit_headers import RateLimitSnapshot
 from backroom.llm.request import LLMRequest
 from backroom.llm.task_input import RespondInput
-from backroom.llm.tokens import estimate_tokens
+from backroom.llm.tokens import estimate_image_tokens, estimate_tokens
 
 DEFAULT_OUTPUT_TOKENS = 256
 """Output tokens reserved for a call that sets no `max_output_tokens`.
@@ -45,12 +45,14 @@ def estimate_call_tokens(request: LLMRequest) -> int:
     """The tokens a call will count against its lane, estimated before it is sent.
 
     The prompt's estimate (instructions and every turn, as the provider receives
-    them), plus `max_output_tokens`, or `DEFAULT_OUTPUT_TOKENS` when unset: providers
-    count input and output against the same tokens-per-minute limit.
+    them, images included), plus `max_output_tokens`, or `DEFAULT_OUTPUT_TOKENS` when
+    unset: providers count input and output against the same tokens-per-minute limit.
     """
-    prompt = "\n".join(turn.text for turn in request.messages())
+    turns = request.messages()
+    prompt = "\n".join(turn.text for turn in turns)
+    images = sum(estimate_image_tokens(image.detail) for turn in turns for image in turn.images)
     output = request.max_output_tokens or DEFAULT_OUTPUT_TOKENS
-    return estimate_tokens(prompt) + output
+    return estimate_tokens(prompt) + images + output
 
 
 def lane_request(job_input: RespondInput, config: LLMConfig) -> LaneRequest:
