@@ -17,6 +17,7 @@ LONG_DECLARATIONS = {
     ("src/backroom/api/routes/jobs.py", "jobs_router"),
     ("src/backroom/api/routes/webhooks.py", "webhooks_router"),
     ("src/backroom/cli/serve.py", "serve_command"),
+    ("src/backroom/cli/worker.py", "worker"),
 }
 DECLARATION_DIRECTORIES = ("src/backroom/api/routes/", "src/backroom/cli/")
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from prometheus_client import start_http_server
 
 from backroom.app import App
 from backroom.cli.app_choice import AppChoice, Connection, choose_app
@@ -79,6 +80,18 @@ def worker(
     watch_interval: WatchIntervalOption = 0.05,
     log_level: LogLevelOption = "info",
     log_json: LogJsonOption = False,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(
+            min=0,
+            max=65535,
+            help="Serve this process's counters at /metrics on this port (0: any free one).",
+            show_default=False,
+        ),
+    ] = None,
+    metrics_host: Annotated[
+        str, typer.Option(help="The address --metrics-port listens on.")
+    ] = "127.0.0.1",
 ) -> None:
     """Run jobs of an app's tasks until SIGTERM/SIGINT (or, with --burst, until idle)."""
     configure_telemetry(log_level, log_json)
@@ -102,9 +115,19 @@ def worker(
             running = app.worker(config)
             running.install_signal_handlers()
             log_start("worker", app, config)
+            if metrics_port is not None:
+                serve_process_metrics(app, metrics_host, metrics_port)
             await webhooks.alongside(running.run())
 
     asyncio.run(run())
+
+
+def serve_process_metrics(app: App, host: str, port: int) -> None:
+    """Serve the counters of this process (`app.telemetry`) in the Prometheus text
+    format from a thread, for a worker that runs no API server. The queues' own numbers
+    come from an API server's `/metrics`, read from the store."""
+    server, _ = start_http_server(port, addr=host, registry=app.telemetry.metrics.registry)
+    log.info("metrics of this process at http://%s:%d/metrics", host, server.server_port)
 
 
 def log_start(role: str, app: App, config: WorkerConfig) -> None:
