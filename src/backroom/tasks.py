@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from backroom.core.errors import ConfigError
 from backroom.core.job import JSON
+from backroom.core.lane_routes import LaneRoute
 from backroom.core.lanes import LaneRequest
 from backroom.core.retry import RetryPolicy
 
@@ -23,6 +24,26 @@ LaneRequester = Callable[[JSON], LaneRequest | None]
 lane's name and limits, the tokens it expects to use); None when it runs in none."""
 
 
+LaneRouter = Callable[[JSON], LaneRoute | None]
+"""A task's function from a job's input to its lanes in order, its own first and then
+its fallbacks (see `backroom.core.lane_routes`); None when it has no alternatives."""
+
+
+@dataclass(frozen=True, slots=True)
+class Submitter:
+    """Who submits a job, as far as a task's input check needs to know."""
+
+    tenant: str
+    has_budget: bool = False
+    """The tenant has a daily LLM budget: what it asks for must be priced."""
+
+
+InputCheck = Callable[[JSON, Submitter], None]
+"""A task's check of a job's input at submit, before anything is stored: it raises
+`InputRefused` for an input no attempt could run (a model no provider is configured
+for, say), so that the client hears of it at once rather than from a failed job."""
+
+
 @dataclass(frozen=True, slots=True)
 class Task:
     """A handler under a stable name, with its defaults.
@@ -31,7 +52,9 @@ class Task:
     overrides the app's policy for this task; `queue` is where its jobs go by default.
     `lane_request` picks the LLM lane of a job from its input: the job then starts only
     when its lane has room, counts against its tenant's daily budget, and waits without using
-    an attempt while either is spent (see `backroom.runtime.lane_gate`).
+    an attempt while either is spent (see `backroom.runtime.lane_gate`). `lane_route`
+    gives a job alternative lanes to move to (its current one is stored on the job).
+    `check_input` refuses, at submit, an input no attempt could run.
     """
 
     name: str
@@ -40,6 +63,8 @@ class Task:
     retry: RetryPolicy | None = None
     queue: str | None = None
     lane_request: LaneRequester | None = None
+    check_input: InputCheck | None = None
+    lane_route: LaneRouter | None = None
 
     @property
     def is_async(self) -> bool:

@@ -91,9 +91,15 @@ class LiteLLMProxy:
     def provider(
         self, name: str = "litellm", *, chat_only: bool = False, models: Sequence[ModelConfig] = ()
     ) -> ProviderConfig:
-        """A backroom provider for this proxy (its key, and `models`' limits and prices)."""
+        """A backroom provider for this proxy (its key, and `models`' limits and prices);
+        it takes any model name the proxy serves (`any_model`), listed or not."""
         return ProviderConfig(
-            name, self.base_url, api_key=self.api_key, chat_only=chat_only, models=tuple(models)
+            name,
+            self.base_url,
+            api_key=self.api_key,
+            chat_only=chat_only,
+            models=tuple(models),
+            any_model=True,
         )
 
     def log_text(self) -> str:

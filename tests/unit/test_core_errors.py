@@ -24,6 +24,7 @@ PARENTS = [
     (errors.LeaseLost, errors.BackroomError),
     (errors.ConfigError, errors.BackroomError),
     (errors.InvalidJson, errors.BackroomError),
+    (errors.InputRefused, errors.BackroomError),
     (errors.InvalidTenantName, errors.BackroomError),
     (errors.WebhookTargetRefused, errors.ConfigError),
     (errors.StoreError, errors.BackroomError),

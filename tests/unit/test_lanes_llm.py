@@ -31,7 +31,7 @@ MINI = ModelConfig("gpt-4o-mini", ModelLimits(8, 500, 200_000))
 CONFIG = LLMConfig(
     providers=(
         ProviderConfig("openai", "https://api.openai.com/v1", models=(MINI,)),
-        ProviderConfig("local", "http://127.0.0.1:8000/v1", chat_only=True),
+        ProviderConfig("local", "http://127.0.0.1:8000/v1", chat_only=True, any_model=True),
     ),
     default_provider="openai",
 )
@@ -59,7 +59,8 @@ def test_model_limits_become_lane_limits() -> None:
                 "openai/gpt-4o-mini", LaneLimits(8, 500, 200_000), 10 + DEFAULT_OUTPUT_TOKENS
             ),
         ),
-        # A model the config does not list runs in its own lane, without limits.
+        # On an `any_model` provider, a model the config does not list runs in its own
+        # lane, without limits.
         (
             {"model": "llama", "input": "hi", "provider": "local", "max_output_tokens": 1},
             LaneRequest("local/llama", LaneLimits(), 2),
@@ -73,8 +74,13 @@ def test_lane_request_for_a_payload(payload: dict[str, object], expected: LaneRe
 
 @pytest.mark.parametrize(
     "payload",
-    [{"model": "gpt-4o-mini"}, {"model": "x", "input": "hi", "provider": "nowhere"}, "text"],
-    ids=["invalid", "unknown-provider", "not-an-object"],
+    [
+        {"model": "gpt-4o-mini"},
+        {"model": "x", "input": "hi", "provider": "nowhere"},
+        {"model": "gpt-4o-mini-typo", "input": "hi"},
+        "text",
+    ],
+    ids=["invalid", "unknown-provider", "unlisted-model", "not-an-object"],
 )
 def test_an_unusable_payload_has_no_lane(payload: object) -> None:
     assert lane_request_for_payload(payload, CONFIG) is None
@@ -83,6 +89,14 @@ def test_an_unusable_payload_has_no_lane(payload: object) -> None:
 def test_an_unknown_provider_is_permanent() -> None:
     job_input = RespondInput.parse({"model": "x", "input": "hi", "provider": "nowhere"})
     with pytest.raises(Permanent, match="unknown LLM provider 'nowhere'"):
+        lane_request(job_input, CONFIG)
+
+
+def test_a_model_the_provider_does_not_list_is_permanent_and_names_the_listed_ones() -> None:
+    job_input = RespondInput.parse({"model": "gpt-4o", "input": "hi"})
+    with pytest.raises(
+        Permanent, match=r"'gpt-4o' is not configured .* \(configured: gpt-4o-mini;"
+    ):
         lane_request(job_input, CONFIG)
 
 

@@ -102,7 +102,24 @@ def test_the_api_key_never_appears_in_a_repr(tmp_path: Path) -> None:
 def test_no_file_and_the_usual_environment_make_an_openai_provider() -> None:
     env = {"OPENAI_BASE_URL": "http://127.0.0.1:9000/v1", "OPENAI_API_KEY": "sk-env"}
     provider = load_llm_config(None, env).provider()
-    assert provider == ProviderConfig("openai", "http://127.0.0.1:9000/v1", api_key="sk-env")
+    # It lists no models, so it takes any: OPENAI_API_KEY alone lets every model run.
+    assert provider == ProviderConfig(
+        "openai", "http://127.0.0.1:9000/v1", api_key="sk-env", any_model=True
+    )
+    assert provider.allowed_model("o3") == ModelConfig("o3")
+
+
+def test_a_provider_takes_only_its_listed_models_unless_any_model(tmp_path: Path) -> None:
+    config = _load(tmp_path, FULL, {"OPENAI_API_KEY": "sk-test"})
+    openai = config.provider("openai")
+    assert openai.allowed_model("gpt-4o") is openai.models[1]
+    with pytest.raises(ConfigError, match=r"'o3' is not configured .* gpt-4o-mini, gpt-4o;"):
+        openai.allowed_model("o3")
+    loose = _load(
+        tmp_path, FULL.replace("chat_only = true", "any_model = true"), {"OPENAI_API_KEY": "k"}
+    )
+    assert loose.provider("local").allowed_model("o3") == ModelConfig("o3")
+    assert loose.provider("local").allowed_model("llama").limits.max_concurrency == 2
 
 
 def test_no_file_and_no_environment_make_no_provider() -> None:

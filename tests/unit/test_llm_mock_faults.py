@@ -116,3 +116,11 @@ def test_insufficient_quota_looks_like_openais() -> None:
     assert response.status_code == 429
     assert error["type"] == error["code"] == "insufficient_quota"
     assert "exceeded your current quota" in error["message"]
+
+
+def test_a_fault_may_target_one_model() -> None:
+    targeted = find_fault("[fault:503:model=big-1]")
+    assert targeted == Fault("503", (("model", "big-1"),))
+    assert targeted.applies_to("big-1")
+    assert not targeted.applies_to("small-1")
+    assert Fault("503").applies_to("small-1")

@@ -12,7 +12,8 @@ from decimal import Decimal
 import pytest
 
 from backroom import App, Job, JobState, Lease, RetryPolicy, WorkerConfig, run_until_idle
-from backroom.core.job import JSON, AttemptOutcome
+from backroom.core.errors import InputRefused
+from backroom.core.job import JSON, AttemptOutcome, NewJob
 from backroom.core.usage import AttemptUsage, pico_usd
 from backroom.llm.config import LLMConfig, ModelConfig, ModelLimits, ProviderConfig
 from backroom.llm.mock.server import MockConfig
@@ -54,7 +55,7 @@ def llm_config(base_url: str) -> LLMConfig:
     priced = ModelConfig("priced", ModelLimits(max_concurrency=4), PRICES)
     return LLMConfig(
         providers=(
-            ProviderConfig("mock", base_url, models=(priced,)),
+            ProviderConfig("mock", base_url, models=(priced, ModelConfig("unpriced"))),
             ProviderConfig("mock-chat", base_url, chat_only=True, models=(priced,)),
         ),
         default_provider="mock",
@@ -89,8 +90,10 @@ def partials(app: App, monkeypatch: pytest.MonkeyPatch) -> list[JSON]:
     return stored
 
 
-async def run_job(app: App, payload: JSON, tenant: str = "acme") -> Job:
-    submitted = await app.submit("llm.respond", payload, tenant=tenant)
+async def run_job(
+    app: App, payload: JSON, tenant: str = "acme", metadata: dict[str, JSON] | None = None
+) -> Job:
+    submitted = await app.submit("llm.respond", payload, tenant=tenant, metadata=metadata)
     await run_until_idle(app, WorkerConfig(poll_interval_ms=POLL_MS))
     return await app.get(submitted.job.id)
 
@@ -101,7 +104,7 @@ async def test_an_answer_is_the_result_with_its_usage_and_cost(
 ) -> None:
     prompt = f"What is a lane? ({provider})"
     payload = {"model": "priced", "input": prompt, "prompt_version": "v7", "provider": provider}
-    job = await run_job(app, payload)
+    job = await run_job(app, payload, metadata={"team": "search"})
     assert job.state is JobState.SUCCEEDED
     output_text = job.result["output_text"]
     assert output_text.endswith(f"] {prompt}")
@@ -134,6 +137,8 @@ async def test_an_answer_is_the_result_with_its_usage_and_cost(
         output_tokens=tokens.output_tokens,
         cost_pico_usd=pico_usd(cost),
         at=usage.at,
+        provider=provider,
+        metadata={"team": "search"},
     )
     assert report.sent_at <= usage.at
 
@@ -195,12 +200,8 @@ async def test_a_retried_stream_starts_its_partial_output_over_beside_the_new_at
             "invalid llm.respond input: temperature: Input should be less than or equal to 2",
         ),
         (["not", "an", "object"], "invalid llm.respond input: Input should be a valid dictionary"),
-        (
-            {"model": "priced", "input": "hi", "provider": "elsewhere"},
-            "unknown LLM provider 'elsewhere' (configured: mock, mock-chat)",
-        ),
     ],
-    ids=["missing-input", "temperature", "not-an-object", "unknown-provider"],
+    ids=["missing-input", "temperature", "not-an-object"],
 )
 async def test_an_unusable_input_fails_at_once_without_a_call(
     app: App, sink: ReportList, payload: JSON, message: str
@@ -211,6 +212,43 @@ async def test_an_unusable_input_fails_at_once_without_a_call(
     assert job.error is not None
     assert job.error.kind == "Permanent"
     assert job.error.message.startswith(message)
+    assert sink.reports == []
+
+
+@pytest.mark.parametrize(
+    ("payload", "field", "message"),
+    [
+        (
+            {"model": "priced", "input": "hi", "provider": "elsewhere"},
+            ("provider",),
+            "unknown LLM provider 'elsewhere' (configured: mock, mock-chat)",
+        ),
+        (
+            {"model": "gpt-4o", "input": "hi"},
+            ("model",),
+            "model 'gpt-4o' is not configured for LLM provider 'mock' (configured: priced, "
+            "unpriced; set any_model = true on the provider to allow any)",
+        ),
+    ],
+    ids=["unknown-provider", "unlisted-model"],
+)
+async def test_a_provider_or_model_not_configured_is_refused_at_submit_and_fails_a_stored_job(
+    app: App, sink: ReportList, payload: JSON, field: tuple[str], message: str
+) -> None:
+    with pytest.raises(InputRefused) as refused:
+        await app.submit("llm.respond", payload)
+    assert (refused.value.field, refused.value.reason) == (field, message)
+    # A job stored before the config changed fails at once, with the same reason.
+    new = NewJob("llm.respond", payload, app.clock.now(), tenant="acme")
+    stored = (await app.store.submit(new, app.clock.now())).job
+    assert stored.lane is None
+    await run_until_idle(app, WorkerConfig(poll_interval_ms=POLL_MS))
+    job = await app.get(stored.id)
+    assert job.state is JobState.FAILED
+    assert job.attempt == 1
+    assert job.error is not None
+    assert job.error.kind == "Permanent"
+    assert job.error.message == message
     assert sink.reports == []
 
 

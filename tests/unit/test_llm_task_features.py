@@ -13,7 +13,7 @@ import pytest
 
 from backroom import App, Job, JobState, RetryPolicy, WorkerConfig, run_until_idle
 from backroom.core.job import JSON
-from backroom.llm.config import LLMConfig, ProviderConfig
+from backroom.llm.config import LLMConfig, ModelConfig, ProviderConfig
 from backroom.llm.mock.server import MockConfig
 from backroom.llm.mock.thread import running_mock
 from backroom.llm.task import register_llm_tasks
@@ -40,7 +40,10 @@ def base_url() -> Iterator[str]:
 @pytest.fixture
 async def app(base_url: str) -> AsyncIterator[App]:
     config = LLMConfig(
-        (ProviderConfig("mock", base_url), ProviderConfig("mock-chat", base_url, chat_only=True)),
+        (
+            ProviderConfig("mock", base_url, models=(ModelConfig("m"),)),
+            ProviderConfig("mock-chat", base_url, chat_only=True, models=(ModelConfig("m"),)),
+        ),
         "mock",
     )
     app = App(store=SqliteStore.from_url("sqlite://:memory:"), retry=RetryPolicy(base_ms=10))

@@ -92,9 +92,17 @@ def usage(job_id: int = 1, attempt: int = 1, cost: int | None = 1_000, at: int =
 def test_totals_sum_every_count_and_cost() -> None:
     totals = total_usage([usage(attempt=1), usage(attempt=2, cost=None), usage(attempt=3)])
     assert totals == UsageTotals(
-        calls=3, input_tokens=300, cached_tokens=120, output_tokens=30, cost_pico_usd=2_000
+        calls=3,
+        input_tokens=300,
+        cached_tokens=120,
+        output_tokens=30,
+        cost_pico_usd=2_000,
+        unpriced_calls=1,
     )
     assert totals.cost_usd == Decimal("0.000000002")
+    # A call without a price makes the whole cost unknown, not a smaller number.
+    assert totals.known_cost_pico_usd is None
+    assert total_usage([usage(attempt=1), usage(attempt=3)]).known_cost_pico_usd == 2_000
 
 
 def test_no_calls_total_zero() -> None:

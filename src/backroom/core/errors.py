@@ -9,6 +9,7 @@ BackroomError
 ├── ConfigError            bad settings, URL or task reference
 │   └── WebhookTargetRefused  a webhook URL that may not be called (scheme, address)
 ├── InvalidJson            a submission's input or metadata is not plain JSON
+├── InputRefused           a task refused a submission's input (a model not configured)
 ├── InvalidTenantName      a tenant name outside the pattern, or a reserved one
 ├── StoreError             the store failed
 │   └── StoreUnavailable   the store cannot be reached right now
@@ -20,6 +21,8 @@ BackroomError
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 
 class BackroomError(Exception):
@@ -74,6 +77,24 @@ class InvalidJson(BackroomError):
         super().__init__(f"{field} is not plain JSON: {reason}")
         self.field = field
         self.reason = reason
+
+
+class InputRefused(BackroomError):
+    """A task's check refused a submission's input before anything was stored.
+
+    `field` is the path inside the input (`("model",)`), `reason` says why, and
+    `details` carries what a client needs to fix it (the configured models, say); the
+    HTTP API answers a 422 with them.
+    """
+
+    def __init__(
+        self, field: tuple[str | int, ...], reason: str, details: Mapping[str, object] | None = None
+    ) -> None:
+        where = ".".join(str(part) for part in ("input", *field))
+        super().__init__(f"{where}: {reason}")
+        self.field = field
+        self.reason = reason
+        self.details = dict(details or {})
 
 
 class InvalidTenantName(BackroomError):

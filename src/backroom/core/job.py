@@ -6,6 +6,7 @@ Times are integers: milliseconds since the Unix epoch, always handed in by the c
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,6 +31,20 @@ class JobState(enum.StrEnum):
 
 
 TERMINAL_STATES = frozenset({JobState.SUCCEEDED, JobState.FAILED, JobState.CANCELLED})
+
+
+class WaitReason(enum.StrEnum):
+    """Why a queued job that was due could not start, and waits without using an attempt."""
+
+    LANE = "lane"
+    """Its LLM lane had no room (concurrency, requests or tokens per minute)."""
+    RATE_LIMIT = "rate_limit"
+    """Its provider refused the call for a rate limit (a 429)."""
+    BUDGET = "budget"
+    """Its tenant has spent today's LLM budget: it waits for the next UTC day."""
+    STORE = "store"
+    """The store failed before it could start."""
+
 
 DEFAULT_TENANT = "default"
 DEFAULT_QUEUE = "interactive"
@@ -126,11 +141,19 @@ class Job:
     lane: str | None = None
     webhook_url: str | None = None
     traceparent: str | None = None
+    wait_reason: WaitReason | None = None
+    """Why the queued job waits (until `run_at`), when it was due but could not start."""
+    waiting_since: int | None = None
+    """When the waiting job was first due: how long it has waited, for the queue's age."""
 
     @property
     def lease(self) -> Lease:
         """The lease of the current claim (meaningful while the job is running)."""
         return Lease(self.id, self.lease_token, self.attempt)
+
+    def moved_to(self, lane: str) -> Job:
+        """This job as it is once moved to `lane` (a fallback)."""
+        return dataclasses.replace(self, lane=lane)
 
     @property
     def attempts_left(self) -> int:
@@ -162,6 +185,8 @@ class Attempt:
     outcome: AttemptOutcome | None = None
     error: ErrorInfo | None = None
     next_attempt_at: int | None = None
+    lane: str | None = None
+    """The lane its call went to (a job with fallbacks changes lanes)."""
 
 
 @dataclass(frozen=True, slots=True)

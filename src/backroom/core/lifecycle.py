@@ -28,7 +28,7 @@ import enum
 from dataclasses import dataclass
 
 from backroom.core.errors import IllegalTransition
-from backroom.core.job import JSON, AttemptOutcome, ErrorInfo, Job, JobEvent, JobState
+from backroom.core.job import JSON, AttemptOutcome, ErrorInfo, Job, JobEvent, JobState, WaitReason
 
 Q, R, S, F, C = (
     JobState.QUEUED,
@@ -81,8 +81,10 @@ class Transition:
     error becomes `error` unless `keeps_error`; `run_at=None` keeps its due time;
     `attempt_change` is added to its attempt count, which `resets_attempts` sets to 0
     instead. A `lease` starts an attempt under a new token (and clears a cancellation
-    request); an `attempt_end` closes the running attempt and frees its lease. Every
-    transition logs `event(job_id)`.
+    request); an `attempt_end` closes the running attempt and frees its lease, and
+    sets the job's `wait_reason` to `wait` (an attempt that could not start: the job
+    keeps its `waiting_since`, or starts it at the due time it had; any other end
+    clears both). Every transition logs `event(job_id)`.
     """
 
     source: JobState | None
@@ -98,6 +100,7 @@ class Transition:
     resets_attempts: bool = False
     lease: LeaseGrant | None = None
     attempt_end: AttemptEnd | None = None
+    wait: WaitReason | None = None
 
     def granted_lease(self) -> LeaseGrant:
         """The lease a claim grants; raises `IllegalTransition` for any other transition."""
@@ -169,5 +172,7 @@ def apply(job: Job, transition: Transition) -> Job:
             "cancel_requested": False,
         }
     if transition.attempt_end is not None:
-        changes |= {"lease_expires_at": None, "worker_id": None}
+        changes |= {"lease_expires_at": None, "worker_id": None, "wait_reason": transition.wait}
+        waiting = job.run_at if job.waiting_since is None else job.waiting_since
+        changes["waiting_since"] = None if transition.wait is None else waiting
     return dataclasses.replace(job, **changes)  # type: ignore[arg-type]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from backroom.core.job import JSON, ErrorInfo
+from backroom.core.job import JSON, ErrorInfo, WaitReason
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,12 +50,13 @@ class Deferred:
     `run_at`; the attempt does not count.
 
     `error` is what the provider said, when it refused a call; `reason` is stored
-    with the transition.
+    with the transition; `wait` is the kind of reason, shown on the queued job.
     """
 
     run_at: int
     reason: str = "deferred"
     error: ErrorInfo | None = None
+    wait: WaitReason = WaitReason.LANE
 
 
 Outcome = Succeeded | RetryAt | Failed | Cancelled | Released | Deferred

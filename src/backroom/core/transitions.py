@@ -147,6 +147,7 @@ def _finished_without_error(outcome: Cancelled | Deferred | Released, now: int) 
             run_at=outcome.run_at,
             attempt_change=-1,
             attempt_end=end,
+            wait=outcome.wait,
         )
     if isinstance(outcome, Released):
         end = AttemptEnd(AttemptOutcome.INTERRUPTED, next_attempt_at=now)

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import enum
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import ROUND_CEILING, Decimal
+from typing import Any
 
 PICO_USD_PER_USD = 10**12
 DAY_MS = 86_400_000
@@ -63,6 +64,8 @@ class AttemptUsage:
     output_tokens: int
     cost_pico_usd: int | None
     at: int
+    provider: str | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         counts = (self.input_tokens, self.cached_tokens, self.output_tokens)
@@ -72,18 +75,34 @@ class AttemptUsage:
 
 @dataclass(frozen=True, slots=True)
 class UsageTotals:
-    """Tokens and cost summed over calls: a job's attempts, or a tenant's day."""
+    """Tokens and cost summed over calls: a job's attempts, or a tenant's day.
+
+    `cost_pico_usd` sums the priced calls; `unpriced_calls` counts the others (a model
+    without prices), whose cost is unknown.
+    """
 
     calls: int = 0
     input_tokens: int = 0
     cached_tokens: int = 0
     output_tokens: int = 0
     cost_pico_usd: int = 0
+    unpriced_calls: int = 0
 
     @property
     def cost_usd(self) -> Decimal:
-        """The summed cost in exact dollars (calls without prices count as free)."""
+        """The summed cost of the priced calls in exact dollars."""
         return usd(self.cost_pico_usd)
+
+    @property
+    def known_cost_pico_usd(self) -> int | None:
+        """The whole cost, or None when a call had no price (the cost is unknown).
+
+        >>> UsageTotals(calls=2, cost_pico_usd=5).known_cost_pico_usd
+        5
+        >>> UsageTotals(calls=2, cost_pico_usd=5, unpriced_calls=1).known_cost_pico_usd is None
+        True
+        """
+        return None if self.unpriced_calls else self.cost_pico_usd
 
     def __add__(self, other: UsageTotals) -> UsageTotals:
         """These totals and `other`'s, summed."""
@@ -93,6 +112,7 @@ class UsageTotals:
             cached_tokens=self.cached_tokens + other.cached_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             cost_pico_usd=self.cost_pico_usd + other.cost_pico_usd,
+            unpriced_calls=self.unpriced_calls + other.unpriced_calls,
         )
 
     def plus(self, usage: AttemptUsage) -> UsageTotals:
@@ -103,6 +123,7 @@ class UsageTotals:
             cached_tokens=self.cached_tokens + usage.cached_tokens,
             output_tokens=self.output_tokens + usage.output_tokens,
             cost_pico_usd=self.cost_pico_usd + (usage.cost_pico_usd or 0),
+            unpriced_calls=self.unpriced_calls + (usage.cost_pico_usd is None),
         )
 
 

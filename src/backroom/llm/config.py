@@ -1,11 +1,14 @@
 """LLM providers, their models' limits and prices, from a TOML file and the environment.
 
     default_provider = "openai"          # optional when only one provider is configured
+    fallback_after_pause_s = 30          # a job with fallbacks leaves a lane paused longer
+    fallback_after_attempts = 2          # ... or after this many failed attempts in it
 
     [providers.openai]
     base_url = "https://api.openai.com/v1"   # default: $OPENAI_BASE_URL, else OpenAI's URL
     api_key_env = "OPENAI_API_KEY"           # the variable must then be set (see below)
     chat_only = false                        # true: use chat completions, not responses
+    any_model = false                        # true: accept models not listed below
 
     [providers.openai.models."gpt-4o-mini"]
     max_concurrency = 8                      # each limit is optional: absent means none
@@ -20,6 +23,13 @@ takes `OPENAI_API_KEY` if it is set. With no file, or a file that names no `open
 provider, setting `OPENAI_API_KEY` or `OPENAI_BASE_URL` adds a provider named `openai`
 built from those two variables. The environment is handed in as a mapping: this module
 never reads `os.environ` itself.
+
+A job may name only a model listed under its provider (a submission naming another
+is refused with the list), so a typo never creates a lane of its own with no limits.
+A provider with `any_model = true` takes any model name, unlisted ones without limits
+or prices. The provider built from the environment alone lists no models, so it is
+`any_model`: set `OPENAI_API_KEY` and any of OpenAI's models works; name the provider
+in a file to list its models and refuse the others.
 """
 
 from __future__ import annotations
@@ -70,13 +80,37 @@ class ProviderConfig:
     api_key: str | None = field(default=None, repr=False)
     chat_only: bool = False
     models: tuple[ModelConfig, ...] = ()
+    any_model: bool = False
+    """Accept models that `models` does not list (with no limits and no prices)."""
 
     def model(self, name: str) -> ModelConfig:
         """The configured model `name`, or one with no limits and unknown prices."""
+        return self.configured_model(name) or ModelConfig(name)
+
+    def configured_model(self, name: str) -> ModelConfig | None:
+        """The model `name` as `models` lists it, or None."""
         for model in self.models:
             if model.name == name:
                 return model
-        return ModelConfig(name)
+        return None
+
+    def model_names(self) -> list[str]:
+        """The names of the listed models, in the order configured."""
+        return [model.name for model in self.models]
+
+    def allowed_model(self, name: str) -> ModelConfig:
+        """The model `name` if a job may use it here; `ConfigError` naming the listed
+        models if this provider neither lists it nor takes `any_model`."""
+        model = self.configured_model(name)
+        if model is not None:
+            return model
+        if self.any_model:
+            return ModelConfig(name)
+        listed = ", ".join(self.model_names()) or "none"
+        raise ConfigError(
+            f"model {name!r} is not configured for LLM provider {self.name!r} "
+            f"(configured: {listed}; set any_model = true on the provider to allow any)"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +119,10 @@ class LLMConfig:
 
     providers: tuple[ProviderConfig, ...] = ()
     default_provider: str | None = None
+    fallback_after_pause_ms: int = 30_000
+    """A job with fallbacks moves on when its lane will have no room for longer."""
+    fallback_after_attempts: int = 2
+    """... or when this many of its attempts in the lane failed (a job may say otherwise)."""
 
     def provider(self, name: str | None = None) -> ProviderConfig:
         """The provider called `name`, or the default one; ConfigError if there is none."""
@@ -149,6 +187,7 @@ class _ProviderTable(BaseModel):
     base_url: str | None = Field(default=None, pattern=r"^https?://\S+$")
     api_key_env: str | None = Field(default=None, min_length=1)
     chat_only: bool = False
+    any_model: bool = False
     models: dict[str, _ModelTable] = {}
 
 
@@ -158,6 +197,8 @@ class _ConfigFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     default_provider: str | None = None
+    fallback_after_pause_s: Decimal = Field(default=Decimal(30), ge=0)
+    fallback_after_attempts: int = Field(default=2, gt=0)
     providers: dict[str, _ProviderTable] = {}
 
 
@@ -187,6 +228,7 @@ def _provider(name: str, table: _ProviderTable, env: Mapping[str, str]) -> Provi
         api_key=api_key,
         chat_only=table.chat_only,
         models=models,
+        any_model=table.any_model,
     )
 
 
@@ -226,8 +268,14 @@ def load_llm_config(path: Path | None, env: Mapping[str, str]) -> LLMConfig:
         raise ConfigError(f"LLM config {source}: {error}") from None
     has_env_settings = "OPENAI_API_KEY" in env or "OPENAI_BASE_URL" in env
     if ENV_PROVIDER not in parsed.providers and has_env_settings:
-        providers.append(_provider(ENV_PROVIDER, _ProviderTable(), env))
-    config = LLMConfig(tuple(providers), parsed.default_provider)
+        # Built from the environment alone, it lists no models: it takes any.
+        providers.append(_provider(ENV_PROVIDER, _ProviderTable(any_model=True), env))
+    config = LLMConfig(
+        tuple(providers),
+        parsed.default_provider,
+        fallback_after_pause_ms=int(parsed.fallback_after_pause_s * 1000),
+        fallback_after_attempts=parsed.fallback_after_attempts,
+    )
     if parsed.default_provider is not None:
         try:
             config.provider(parsed.default_provider)

@@ -56,9 +56,10 @@ def estimate_call_tokens(request: LLMRequest) -> int:
 
 
 def lane_request(job_input: RespondInput, config: LLMConfig) -> LaneRequest:
-    """The lane a validated `llm.respond` input runs in; `Permanent` for an unknown provider."""
+    """The lane a validated `llm.respond` input runs in; `Permanent` for an unknown
+    provider, or a model it is not configured for."""
     provider = job_input.provider_in(config)
-    model = provider.model(job_input.model)
+    model = job_input.model_in(provider)
     return LaneRequest(
         lane=lane_name(provider.name, model.name),
         limits=lane_limits(model.limits),

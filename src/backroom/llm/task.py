@@ -21,17 +21,19 @@ usage gets stored and lanes learn from responses.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from backroom.app import App
 from backroom.context import JobContext
 from backroom.core.errors import JobError
 from backroom.core.job import JSON, Job
+from backroom.core.lane_routes import LaneRoute
 from backroom.core.lanes import LaneRequest
 from backroom.core.usage import AttemptUsage, pico_usd
+from backroom.llm.admission import check_respond_input
 from backroom.llm.config import LLMConfig, ModelConfig
-from backroom.llm.lanes import lane_name, lane_request_for_payload, lane_tokens
+from backroom.llm.lanes import lane_request_for_payload, lane_tokens
 from backroom.llm.pricing import cost_usd
 from backroom.llm.progress import DeltaCallback, partial_output
 from backroom.llm.providers.openai.call import respond
@@ -40,9 +42,10 @@ from backroom.llm.providers.openai.errors import RateLimited
 from backroom.llm.ratelimit_headers import RateLimitSnapshot
 from backroom.llm.request import LLMResult
 from backroom.llm.result import check_truncation, result_json
+from backroom.llm.routes import lane_route_for_payload, route_for_lane
 from backroom.llm.task_input import RespondInput
 from backroom.llm.usage_sink import StoreCallSink
-from backroom.tasks import Task
+from backroom.tasks import Submitter, Task
 
 RESPOND_TASK = "llm.respond"
 DEFAULT_CALL_TIMEOUT_S = 600.0
@@ -84,9 +87,16 @@ class CallSink(Protocol):
 
 
 def attempt_usage(
-    job: Job, job_input: RespondInput, model: ModelConfig, result: LLMResult, now: int
+    job: Job,
+    job_input: RespondInput,
+    model: ModelConfig,
+    result: LLMResult,
+    now: int,
+    *,
+    provider: str | None = None,
 ) -> AttemptUsage:
-    """What an answered call used and cost, charged to `job`'s tenant at `now`.
+    """What an answered call to `provider` used and cost, charged to `job`'s tenant at
+    `now` and labelled with the job's metadata (for usage reports).
 
     Priced at the configured prices of the model the job asked for (a provider may
     answer with a dated variant of it), so usage groups by the names jobs use.
@@ -104,6 +114,8 @@ def attempt_usage(
         output_tokens=tokens.output_tokens,
         cost_pico_usd=cost,
         at=now,
+        provider=provider,
+        metadata=job.metadata,
     )
 
 
@@ -142,7 +154,21 @@ class RespondTask:
         No task timeout: the SDK's per-exchange timeout ends a hung call, and a
         stream that keeps sending may take as long as it needs.
         """
-        return Task(RESPOND_TASK, self.handle, lane_request=self.lane_request)
+        return Task(
+            RESPOND_TASK,
+            self.handle,
+            lane_request=self.lane_request,
+            check_input=self.check_input,
+            lane_route=self.lane_route,
+        )
+
+    def lane_route(self, payload: JSON) -> LaneRoute | None:
+        """The lanes a job with fallbacks may run in, in order; None without them."""
+        return lane_route_for_payload(payload, self._config)
+
+    def check_input(self, payload: JSON, submitter: Submitter) -> None:
+        """Refuse at submit (`InputRefused`) a provider or model the config rules out."""
+        check_respond_input(payload, submitter, self._config)
 
     def lane_request(self, payload: JSON) -> LaneRequest | None:
         """The lane a job with input `payload` runs in, or None if the input is unusable."""
@@ -155,10 +181,10 @@ class RespondTask:
     async def handle(self, ctx: JobContext, payload: JSON) -> JSON:
         """Make the call `payload` asks for; `Permanent` if it is invalid."""
         job_input = RespondInput.parse(payload)
-        provider = job_input.provider_in(self._config)
-        model = provider.model(job_input.model)
-        lane = lane_name(provider.name, model.name)
-        request = job_input.request()
+        # The job's current lane: its own (provider, model), or a fallback it moved to.
+        route = route_for_lane(job_input, self._config, ctx.job.lane)
+        provider, model, lane = route.provider, route.model, route.lane
+        request = replace(job_input.request(), model=model.name)
         clock = ctx.clock
         if request.stream:  # a retry streams anew: drop an earlier attempt's text
             await ctx.progress(0.0, partial=partial_output(ctx.attempt, ""))
@@ -174,7 +200,9 @@ class RespondTask:
         except JobError as error:
             await self._sink.call_ended(_failure_report(ctx.job, lane, sent_at, error, clock.now()))
             raise
-        usage = attempt_usage(ctx.job, job_input, model, result, clock.now())
+        usage = attempt_usage(
+            ctx.job, job_input, model, result, clock.now(), provider=provider.name
+        )
         await self._sink.call_ended(
             CallReport(ctx.job, lane, sent_at, usage, lane_tokens(result.usage), result.rate_limits)
         )

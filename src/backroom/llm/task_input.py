@@ -10,7 +10,7 @@ from pydantic_core import ErrorDetails
 
 from backroom.core.errors import ConfigError, Permanent
 from backroom.core.job import JSON
-from backroom.llm.config import LLMConfig, ProviderConfig
+from backroom.llm.config import LLMConfig, ModelConfig, ProviderConfig
 from backroom.llm.feature_input import (
     ImagePartInput,
     JsonSchemaInput,
@@ -74,6 +74,16 @@ class MessageInput(BaseModel):
         return Message(self.role, tuple(part.part() for part in self.content))
 
 
+class FallbackInput(BaseModel):
+    """One alternative a job moves to when its lane cannot serve it: `{provider?, model}`
+    (the provider defaults to the job's own)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str = Field(min_length=1)
+    provider: str | None = Field(default=None, min_length=1)
+
+
 class RespondInput(BaseModel):
     """`{model, input, instructions?, max_output_tokens?, temperature?, prompt_version?,
     provider?, stream?}`; `input` is a prompt or a list of messages.
@@ -84,6 +94,9 @@ class RespondInput(BaseModel):
     `top_p`, `stop`, `seed`, `metadata`, image parts) are described in
     `backroom.llm.feature_input`; `fail_on_truncation` fails the job, for good, when
     the answer is cut off at the output token limit.
+    `fallbacks` lists alternatives in order (see `backroom.llm.routes`), and
+    `attempts_per_lane` how many failed attempts on one lane move the job to the next
+    (default: the config's `fallback_after_attempts`).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -105,6 +118,8 @@ class RespondInput(BaseModel):
     seed: int | None = Field(default=None, strict=True)
     metadata: MetadataInput | None = None
     fail_on_truncation: bool = False
+    fallbacks: list[FallbackInput] = Field(default_factory=list, max_length=8)
+    attempts_per_lane: int | None = Field(default=None, gt=0)
 
     @model_validator(mode="after")
     def _tools_fit(self) -> RespondInput:
@@ -152,5 +167,13 @@ class RespondInput(BaseModel):
         """The provider this input names, or the default; `Permanent` if there is none."""
         try:
             return config.provider(self.provider)
+        except ConfigError as error:
+            raise Permanent(str(error)) from None
+
+    def model_in(self, provider: ProviderConfig) -> ModelConfig:
+        """The model this input names on `provider`; `Permanent` if it may not be used
+        there (not configured, and the provider does not take `any_model`)."""
+        try:
+            return provider.allowed_model(self.model)
         except ConfigError as error:
             raise Permanent(str(error)) from None

@@ -15,6 +15,7 @@ from backroom.core.outcome import Cancelled, Failed, Outcome, Released, Succeede
 from backroom.core.plain_json import check_plain_json
 from backroom.core.retry import ErrorClassifier, RetryPolicy, outcome_for_error
 from backroom.core.usage import OverBudget
+from backroom.runtime.fallback import LaneFallbacks
 from backroom.runtime.lane_gate import LaneGate
 from backroom.store.protocol import AttemptStore
 from backroom.tasks import Task, TaskRegistry
@@ -57,6 +58,7 @@ class AttemptRunner:
         self._gate = LaneGate(store, clock, over_budget)
         self.telemetry = telemetry or Telemetry()
         """Told of every attempt that starts (and by the worker, of its stored end)."""
+        self._fallbacks = LaneFallbacks(store, clock)
 
     async def run(self, job: Job, stop_reason: Callable[[], StopReason | None]) -> Outcome | None:
         """Run one attempt of `job`; None when its lease was lost (store nothing)."""
@@ -84,7 +86,7 @@ class AttemptRunner:
         if task.lane_request is None:
             return await self._handled(job, task)
         try:
-            unstarted = await self._gate.admit(job, task.lane_request)
+            job, unstarted = await self._fallbacks.admit(job, task, self._gate.admit)
         except LeaseLost:
             return None
         if unstarted is not None:
@@ -103,8 +105,8 @@ class AttemptRunner:
             if task.lane_request is not None and isinstance(error, LaneLimited):
                 waiting = await self._gate.refused(job, error)
                 if waiting is not None:
-                    return waiting
-            return self._failure(job, error, task)
+                    return await self._fallbacks.after_failure(job, task, waiting)
+            return await self._fallbacks.after_failure(job, task, self._failure(job, error, task))
         return _success(result)
 
     async def _call(self, task: Task, job: Job) -> object:

@@ -23,7 +23,7 @@ import logging
 
 from backroom.clock import Clock
 from backroom.core.errors import LaneLimited, StoreError
-from backroom.core.job import AttemptOutcome, ErrorInfo, Job
+from backroom.core.job import AttemptOutcome, ErrorInfo, Job, WaitReason
 from backroom.core.lanes import Denied
 from backroom.core.outcome import Deferred, Failed, Outcome
 from backroom.core.retry import error_info
@@ -70,7 +70,9 @@ class LaneGate:
                 return spent
             decision = await self._store.lane_acquire(job.lease, request, now)
         except StoreError as error:
-            return Deferred(now + STORE_RETRY_MS, "store unavailable", error_info(error))
+            return Deferred(
+                now + STORE_RETRY_MS, "store unavailable", error_info(error), WaitReason.STORE
+            )
         if isinstance(decision, Denied):
             ready_at = now + SLOT_RETRY_MS if decision.ready_at is None else decision.ready_at
             return Deferred(ready_at, f"lane {request.lane} is busy ({decision.reason})")
@@ -104,7 +106,9 @@ class LaneGate:
             return None
         wait_ms = RATE_LIMIT_RETRY_MS if error.after_ms is None else error.after_ms
         info = error_info(error)
-        return Deferred(self._clock.now() + wait_ms, f"rate limited: {info}", info)
+        return Deferred(
+            self._clock.now() + wait_ms, f"rate limited: {info}", info, WaitReason.RATE_LIMIT
+        )
 
     async def _budget_spent(self, job: Job, now: int) -> Outcome | None:
         """How the attempt ends if the job's tenant has spent today's budget, else None."""
@@ -122,4 +126,8 @@ class LaneGate:
         )
         if self._over_budget is OverBudget.FAIL:
             return Failed(error)
-        return Deferred(next_day_start(now), "daily budget spent: waits for the next UTC day")
+        return Deferred(
+            next_day_start(now),
+            "daily budget spent: waits for the next UTC day",
+            wait=WaitReason.BUDGET,
+        )

@@ -37,6 +37,7 @@ def attempt_document(attempt: Attempt) -> dict[str, Any]:
         "outcome": None if attempt.outcome is None else str(attempt.outcome),
         "error": error_document(attempt.error),
         "next_attempt_at": iso(attempt.next_attempt_at),
+        "lane": attempt.lane,
     }
 
 
@@ -50,13 +51,28 @@ def usd_text(amount_pico_usd: int) -> str:
 
 
 def usage_document(totals: UsageTotals) -> dict[str, Any]:
-    """LLM calls, tokens and cost (an exact decimal string of US dollars)."""
+    """LLM calls, tokens and cost: an exact decimal string of US dollars, or None when a
+    call had no price (a model without prices: its cost is unknown, not zero)."""
+    cost = totals.known_cost_pico_usd
     return {
         "calls": totals.calls,
         "input_tokens": totals.input_tokens,
         "cached_tokens": totals.cached_tokens,
         "output_tokens": totals.output_tokens,
-        "cost_usd": usd_text(totals.cost_pico_usd),
+        "cost_usd": None if cost is None else usd_text(cost),
+    }
+
+
+def waiting_document(job: Job) -> dict[str, Any] | None:
+    """Why a queued job that was due has not started: `{reason, until, since}`, the
+    reason a `WaitReason` (`budget`: its tenant's daily LLM budget is spent; `lane`,
+    `rate_limit`: its LLM lane is full or its provider said wait). None otherwise."""
+    if job.state is not JobState.QUEUED or job.wait_reason is None:
+        return None
+    return {
+        "reason": str(job.wait_reason),
+        "until": iso(job.run_at),
+        "since": iso(job.waiting_since),
     }
 
 
@@ -83,6 +99,9 @@ def job_document(
         "partial": job.partial,
         "metadata": job.metadata,
     }
+    waiting = waiting_document(job)
+    if waiting is not None:
+        document["waiting"] = waiting
     if job.state is JobState.SUCCEEDED:
         document["result"] = job.result
     if job.error is not None:

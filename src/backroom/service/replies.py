@@ -70,8 +70,9 @@ def problem(
     return Reply(status, body, headers or {})
 
 
-def invalid_field(location: Sequence[str | int], message: str) -> Reply:
-    """A 422 naming the one field (`("body", "task")`) that is wrong and why."""
+def invalid_field(location: Sequence[str | int], message: str, **extensions: JSON) -> Reply:
+    """A 422 naming the one field (`("body", "task")`) that is wrong and why; the
+    `extensions` are members of the problem that help fix it (the allowed values)."""
     name = ".".join(str(part) for part in location)
     return problem(
         422,
@@ -79,6 +80,7 @@ def invalid_field(location: Sequence[str | int], message: str) -> Reply:
         kind="validation-error",
         title="Invalid request",
         errors=[{"loc": list(location), "msg": message, "type": "value_error"}],
+        **extensions,
     )
 
 

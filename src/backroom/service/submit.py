@@ -14,6 +14,7 @@ from typing import Any
 from backroom.core.errors import (
     ConfigError,
     IdempotencyConflict,
+    InputRefused,
     InvalidJson,
     QueueFull,
     WebhookTargetRefused,
@@ -26,8 +27,9 @@ from backroom.service.callers import Caller
 from backroom.service.context import AppParts
 from backroom.service.documents import job_document, usd_text
 from backroom.service.replies import Reply, invalid_field, job_location, problem
+from backroom.service.submit_input import checked_lane, has_budget, refused_input
 from backroom.service.webhooks import prepare_job_webhook
-from backroom.tasks import Task
+from backroom.tasks import Submitter
 from backroom.telemetry.job_log import log_job_change
 from backroom.telemetry.tracing import valid_traceparent
 from backroom.webhooks.targets import TargetPolicy
@@ -70,14 +72,14 @@ def build_job(
     *,
     tenant: str = DEFAULT_TENANT,
     max_active: int | None = None,
+    has_budget: bool = False,
 ) -> NewJob:
-    """Validate `submission` and build the `NewJob` the store takes.
-
-    `max_active` caps the tenant's queued and running jobs (`QueueFull` beyond it).
-    Raises `ConfigError` for a task the app does not have (when it has any),
-    `InvalidJson` for an input or metadata that is not plain JSON (keys included), and
-    `ValueError` for attempts below 1, a negative delay or a timeout under 1 ms.
-    """
+    """Validate `submission` and build the `NewJob` the store takes. `max_active` caps
+    the tenant's queued and running jobs (`QueueFull` beyond it); `has_budget`: the
+    tenant has a daily LLM budget (for the task's input check). Raises `ConfigError` for
+    a task the app does not have (when it has any), `InvalidJson` for an input or
+    metadata that is not plain JSON (keys too), `InputRefused` for an input the task's
+    check refuses, `ValueError` for attempts < 1, a delay < 0 or a timeout under 1 ms."""
     known = app.tasks.get(submission.task)
     if known is None and app.tasks:
         names = ", ".join(app.tasks.names())
@@ -87,6 +89,7 @@ def build_job(
     attempts = submission.max_attempts or policy.max_attempts
     check_plain_json(submission.input, "input")
     check_plain_json(submission.metadata, "metadata")
+    lane = checked_lane(known, submission.input, Submitter(tenant, has_budget))
     timeout_s, delay_s = submission.timeout_s, submission.delay_s
     # A timeout is kept in whole milliseconds: below 1 ms it would round to 0 and every
     # attempt would time out at once.
@@ -105,7 +108,7 @@ def build_job(
         fingerprint=_fingerprint(submission, queue, attempts),
         metadata=dict(submission.metadata),
         max_active=max_active,
-        lane=_lane_name(known, submission.input),
+        lane=lane,
         webhook_url=submission.webhook_url,
         traceparent=valid_traceparent(submission.traceparent),
     )
@@ -126,14 +129,6 @@ def _fingerprint(submission: Submission, queue: str, attempts: int) -> str | Non
     return fingerprint(submission.task, submission.input, options)
 
 
-def _lane_name(task: Task | None, input: JSON) -> str | None:
-    """The lane a job of `task` with `input` runs in, if any."""
-    if task is None or task.lane_request is None:
-        return None
-    request = task.lane_request(input)
-    return None if request is None else request.lane
-
-
 async def enqueue(
     app: AppParts,
     submission: Submission,
@@ -148,7 +143,8 @@ async def enqueue(
     """
     if submission.webhook_url is not None:
         await prepare_job_webhook(app, tenant, submission.webhook_url, TargetPolicy())
-    job = build_job(app, submission, tenant=tenant, max_active=max_active)
+    budgeted = await has_budget(app, submission.task, tenant)
+    job = build_job(app, submission, tenant=tenant, max_active=max_active, has_budget=budgeted)
     result = await app.store.submit(job, app.clock.now())
     if result.created:
         log_job_change(result.job, "job.submitted", f"submitted to queue {result.job.queue}")
@@ -216,10 +212,9 @@ async def prepare_job(
             await prepare_job_webhook(app, caller.tenant, submission.webhook_url, policy.webhooks)
         except WebhookTargetRefused as refused:
             return invalid_field(("body", "webhook_url"), str(refused))
-    try:
-        new = build_job(app, submission, tenant=caller.tenant, max_active=caller.max_queued)
-    except InvalidJson as error:
-        return invalid_field(("body", error.field), error.reason)
+    new = _built(app, caller, submission)
+    if isinstance(new, Reply):
+        return new
     if new.lane is None:
         return Prepared(new)
     spent = await (budget or BudgetCheck(app, caller)).spent()
@@ -249,6 +244,17 @@ def submitted(result: SubmitResult) -> Reply:
     if result.created:
         return Reply(202, job_document(result.job), headers)
     return Reply(200, job_document(result.job), {**headers, "Idempotent-Replayed": "true"})
+
+
+def _built(app: AppParts, caller: Caller, submission: Submission) -> NewJob | Reply:
+    """The job `caller` submits, or a 422 for an input or metadata refused."""
+    budgeted = caller.daily_budget is not None
+    try:
+        return build_job(
+            app, submission, tenant=caller.tenant, max_active=caller.max_queued, has_budget=budgeted
+        )
+    except (InvalidJson, InputRefused) as error:
+        return refused_input(error)
 
 
 def _invalid(app: AppParts, submission: Submission, policy: SubmitPolicy) -> Reply | None:

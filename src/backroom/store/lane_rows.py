@@ -1,4 +1,4 @@
-"""Lanes and usage as table rows, and the lane arithmetic both SQL backends share.
+"""Lanes as table rows, and the lane arithmetic both SQL backends share.
 
 A lane's row (`lane_states`) holds its limits as last configured, its two buckets,
 its pause and the token estimate of its last call; its calls in flight are counted
@@ -12,7 +12,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from backroom.core.job import JSON
 from backroom.core.lane_settlement import LaneSettlement, settle
 from backroom.core.lanes import (
     Denied,
@@ -24,8 +23,7 @@ from backroom.core.lanes import (
     full_lane,
     refill,
 )
-from backroom.core.usage import AttemptUsage, UsageTotals, day_label
-from backroom.store.records import LaneStatus, UsageGroup, UsageGrouping
+from backroom.store.records import LaneStatus
 from backroom.store.rows import Row
 
 
@@ -114,68 +112,3 @@ def lane_settled(
     limits = lane_limits_from_row(row)
     state = settle(lane_state_from_row(row, in_flight), limits, settlement, granted_tokens, now)
     return LaneWrite(row["name"], limits, state, row["call_tokens"])
-
-
-def usage_columns(usage: AttemptUsage) -> tuple[JSON, ...]:
-    """The values of `USAGE_COLUMNS` for one attempt's usage."""
-    return (
-        usage.job_id,
-        usage.attempt,
-        usage.tenant,
-        usage.model,
-        usage.prompt_version,
-        usage.input_tokens,
-        usage.cached_tokens,
-        usage.output_tokens,
-        usage.cost_pico_usd,
-        usage.at,
-    )
-
-
-USAGE_COLUMNS = (
-    "job_id",
-    "attempt",
-    "tenant",
-    "model",
-    "prompt_version",
-    "input_tokens",
-    "cached_tokens",
-    "output_tokens",
-    "cost_pico_usd",
-    "at",
-)
-"""The columns of `llm_usage`, in the order `usage_columns` gives their values."""
-
-
-def usage_from_row(row: Row) -> AttemptUsage:
-    """The `AttemptUsage` a row of `llm_usage` holds."""
-    return AttemptUsage(**{column: row[column] for column in USAGE_COLUMNS})
-
-
-TOTALS_SELECT = """count(*) AS calls,
-       COALESCE(sum(input_tokens), 0) AS input_tokens,
-       COALESCE(sum(cached_tokens), 0) AS cached_tokens,
-       COALESCE(sum(output_tokens), 0) AS output_tokens,
-       COALESCE(sum(cost_pico_usd), 0) AS cost_pico_usd"""
-"""The select list that sums `llm_usage` rows into `usage_totals_from_row`'s columns."""
-
-
-def usage_totals_from_row(row: Row) -> UsageTotals:
-    """The totals a `TOTALS_SELECT` row holds (PostgreSQL sums to numeric: made int)."""
-    return UsageTotals(
-        calls=int(row["calls"]),
-        input_tokens=int(row["input_tokens"]),
-        cached_tokens=int(row["cached_tokens"]),
-        output_tokens=int(row["output_tokens"]),
-        cost_pico_usd=int(row["cost_pico_usd"]),
-    )
-
-
-def usage_group_from_row(row: Row, grouping: UsageGrouping) -> UsageGroup:
-    """One group of a usage report: `row` has `TOTALS_SELECT`, `grouped` and `tenant`.
-
-    `grouped` is the model, or the start of the day in ms for a report by day.
-    """
-    grouped = row["grouped"]
-    key = day_label(int(grouped)) if grouping is UsageGrouping.DAY else str(grouped)
-    return UsageGroup(row["tenant"], key, usage_totals_from_row(row))

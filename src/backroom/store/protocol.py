@@ -19,7 +19,6 @@ from backroom.core.job import JSON, Attempt, Job, JobEvent, JobState, Lease, New
 from backroom.core.lane_settlement import LaneSettlement
 from backroom.core.lanes import Denied, Grant, LaneRequest
 from backroom.core.outcome import Outcome
-from backroom.core.usage import AttemptUsage, UsageTotals
 from backroom.store.feed_protocol import EventFeed, FeedStore, WebhookStore
 from backroom.store.insight_protocol import InsightStore
 from backroom.store.queue_protocol import QueueStore
@@ -33,10 +32,9 @@ from backroom.store.records import (
     RedriveFilter,
     TaskBacklog,
     Tenant,
-    UsageGroup,
-    UsageQuery,
 )
 from backroom.store.tenant_protocol import TenantStore
+from backroom.store.usage_protocol import UsageStore
 
 # The values are records; they are named here too, where the store's users look.
 __all__ = ["HeartbeatResult", "JobFilter", "KeyInfo", "OnceRecord", "QueueStats", "RedriveFilter"]
@@ -189,21 +187,9 @@ class LaneStore(Protocol):
     async def lanes(self, now: int) -> list[LaneStatus]:
         """Every lane that has had a call, by name, as of `now`."""
 
-
-class UsageStore(Protocol):
-    """What LLM calls used and cost."""
-
-    async def record_usage(self, usage: AttemptUsage) -> None:
-        """Store what one attempt's call used; a repeat for the same attempt replaces it."""
-
-    async def usage_totals(self, job_id: int) -> UsageTotals:
-        """What every attempt of the job used, summed (zero when nothing was recorded)."""
-
-    async def spent_pico_usd(self, tenant: str, since: int, until: int) -> int:
-        """The tenant's LLM spend on calls that ended in `[since, until)`, in pico-dollars."""
-
-    async def usage_groups(self, query: UsageQuery) -> list[UsageGroup]:
-        """Usage summed per tenant and model, or tenant and UTC day; in that order."""
+    async def move_lane(self, lease: Lease, lane: str, now: int, *, attempt: bool) -> bool:
+        """Move the job `lease` holds to `lane` (with `attempt`, its running attempt too),
+        freeing a grant it held; False, changing nothing, if the lease is not held."""
 
 
 class EventStore(Protocol):

@@ -39,20 +39,37 @@ class Pause:
 
 
 class UsageGrouping(enum.StrEnum):
-    """How a usage report groups calls."""
+    """A column a usage report may group calls by."""
 
+    TENANT = "tenant"
+    PROVIDER = "provider"
     MODEL = "model"
+    PROMPT_VERSION = "prompt_version"
     DAY = "day"
+
+
+@dataclass(frozen=True, slots=True)
+class MetadataKey:
+    """Group a usage report by one key of each call's job metadata (`metadata.team`)."""
+
+    key: str
+
+    def __str__(self) -> str:
+        return f"metadata.{self.key}"
+
+
+UsageDimension = UsageGrouping | MetadataKey
+"""One thing a usage report groups by."""
 
 
 @dataclass(frozen=True, slots=True)
 class UsageQuery:
     """Calls that ended in `[since, until)` (ms since the epoch), of `tenant` (None:
-    every tenant), summed per tenant and model or per tenant and UTC day."""
+    every tenant), summed per distinct value of the `group_by` dimensions (at least one)."""
 
     since: int
     until: int
-    group_by: UsageGrouping
+    group_by: tuple[UsageDimension, ...]
     tenant: str | None = None
 
 
@@ -60,11 +77,12 @@ class UsageQuery:
 class UsageGroup:
     """The totals of one group of a usage report.
 
-    `key` is the model name, or the UTC date (`YYYY-MM-DD`).
+    `keys` holds the group's value of each dimension of the query's `group_by`, in
+    that order: a name, a UTC date (`YYYY-MM-DD`) for `day`, a metadata value as text
+    (a string as it is, anything else as compact JSON); None where a call has none.
     """
 
-    tenant: str
-    key: str
+    keys: tuple[str | None, ...]
     totals: UsageTotals
 
 

@@ -17,6 +17,7 @@ from backroom.core.job import (
     Job,
     JobEvent,
     JobState,
+    WaitReason,
 )
 from backroom.core.usage import DailyBudget
 from backroom.store.records import JobCount, Pause, PauseKind, QueueStats, TaskBacklog, Tenant
@@ -107,6 +108,8 @@ def job_from_row(row: Row) -> Job:
         lane=row["lane"],
         webhook_url=row["webhook_url"],
         traceparent=row["traceparent"],
+        wait_reason=None if row["wait_reason"] is None else WaitReason(row["wait_reason"]),
+        waiting_since=row["waiting_since"],
     )
 
 
@@ -122,6 +125,7 @@ def attempt_from_row(row: Row) -> Attempt:
         outcome=None if outcome is None else AttemptOutcome(outcome),
         error=load_error(row),
         next_attempt_at=row["next_attempt_at"],
+        lane=row["lane"],
     )
 
 

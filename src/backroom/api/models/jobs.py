@@ -22,7 +22,7 @@ from pydantic import (
 from pydantic.config import JsonDict
 
 from backroom.core.errors import InvalidJson
-from backroom.core.job import JobState
+from backroom.core.job import JobState, WaitReason
 from backroom.core.plain_json import check_plain_json
 from backroom.service.submit import Submission
 
@@ -179,6 +179,21 @@ class AttemptDocument(BaseModel):
     outcome: str | None
     error: ErrorDocument | None
     next_attempt_at: datetime | None
+    lane: str | None = Field(
+        None, description="The LLM lane (`provider/model`) its call went to, if any."
+    )
+
+
+class WaitingDocument(BaseModel):
+    """Why a queued job that was due has not started yet, using no attempt meanwhile."""
+
+    reason: WaitReason = Field(
+        description="budget: its tenant's daily LLM budget is spent (until the next UTC "
+        "day); lane: its LLM lane is full; rate_limit: its provider said wait; store: "
+        "the store failed."
+    )
+    until: datetime = Field(description="When it tries again.")
+    since: datetime = Field(description="When it was first due: how long it has waited.")
 
 
 class JobDocument(BaseModel):
@@ -199,6 +214,11 @@ class JobDocument(BaseModel):
     started_at: datetime | None
     finished_at: datetime | None
     next_attempt_at: datetime | None = None
+    waiting: WaitingDocument | None = Field(
+        None,
+        description="Why a queued job that was due has not started (absent: it has not "
+        "been held back).",
+    )
     progress: float | None = Field(description="Coarse progress, 0 to 1.")
     partial: Any = Field(description="Partial output the task reported.")
     metadata: dict[str, Any]

@@ -9,8 +9,6 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from backroom.service.llm import UsageGrouping
-
 
 class LaneLimitsDocument(BaseModel):
     """A lane's limits as last configured; null means no limit of that kind."""
@@ -50,14 +48,25 @@ class UsageTotalsDocument(BaseModel):
     input_tokens: int = Field(description="Including cached input tokens.")
     cached_tokens: int
     output_tokens: int
-    cost_usd: str = Field(description="Exact US dollars, as a decimal string.")
+    cost_usd: str | None = Field(
+        description="Exact US dollars, as a decimal string; null when a call had no price "
+        "(a model without prices: its cost is unknown)."
+    )
 
 
 class UsageGroupDocument(UsageTotalsDocument):
-    """The totals of one tenant's calls of one model (`model`) or UTC day (`day`)."""
+    """The totals of one group: its key for each dimension of `group_by` (null where a
+    call has none, e.g. a job without that metadata key), then what its calls used.
 
-    tenant: str
+    Only the dimensions asked for appear; `metadata.KEY` ones too, under that name.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    tenant: str | None = None
+    provider: str | None = None
     model: str | None = None
+    prompt_version: str | None = None
     day: str | None = Field(None, description="The UTC date, YYYY-MM-DD.")
 
 
@@ -68,6 +77,6 @@ class UsageReport(BaseModel):
 
     from_: datetime = Field(alias="from")
     to: datetime
-    group_by: UsageGrouping
+    group_by: list[str] = Field(description="The dimensions, in the order asked for.")
     groups: list[UsageGroupDocument]
     total: UsageTotalsDocument

@@ -18,7 +18,9 @@ Options:
     should-retry=V      send `x-should-retry: V` (true or false)
     body=SHAPE          an error body not in OpenAI's shape, as other servers send: `detail`
                         (`{"detail": "Not Found"}`), `text` (plain text) or `empty`
-For example `[fault:429:retry-after=130]` or `[fault:503:first=2]`.
+    model=M             fail only calls to model M (others are answered), as when one
+                        model of a provider has an incident and another does not
+For example `[fault:429:retry-after=130]`, `[fault:503:first=2]` or `[fault:503:model=big]`.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ _HEADER_OPTIONS = {
     "retry-after-ms": "retry-after-ms",
     "should-retry": "x-should-retry",
 }
-_OPTIONS = frozenset({"first", "retry-after-date", "body", *_HEADER_OPTIONS})
+_OPTIONS = frozenset({"first", "retry-after-date", "body", "model", *_HEADER_OPTIONS})
 _BODY_SHAPES = frozenset({"detail", "text", "empty"})
 _LOWEST_ERROR, _HIGHEST_ERROR = 400, 599
 _SERVER_ERROR = 500
@@ -67,6 +69,11 @@ class Fault:
         if self.name in NAMED_FAULTS:
             return _SERVER_ERROR
         return int(self.name)
+
+    def applies_to(self, model: str) -> bool:
+        """Whether the directive fails calls to `model` (all models without `model=`)."""
+        wanted = dict(self.options).get("model")
+        return wanted is None or wanted == model
 
     def headers(self, now: int) -> dict[str, str]:
         """The retry headers the directive asks for; `now` is ms since the epoch."""

@@ -136,7 +136,7 @@ class _MockProvider:
         call = _Call(request, endpoint, prompt, reply, limiter.headers())
         if refusal is not None:
             return refusal_response(prompt.model, refusal, call.headers)
-        if fault is not None and self._faults.fires(fault, key):
+        if fault is not None and fault.applies_to(prompt.model) and self._faults.fires(fault, key):
             return await self._fail(call, fault)
         self._answered.add(key)
         return await self._answer(call)

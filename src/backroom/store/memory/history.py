@@ -42,6 +42,11 @@ def _to_feed(tables: MemoryTables, job_id: int, event: JobEvent) -> None:
 
 
 def _change_row(row: JobRow, transition: Transition) -> None:
+    if transition.attempt_end is not None:
+        # Before the due time changes: a job that starts waiting waits since it.
+        waiting = row.run_at if row.waiting_since is None else row.waiting_since
+        row.waiting_since = None if transition.wait is None else waiting
+        row.wait_reason = transition.wait
     row.state = transition.target
     row.updated_at = transition.at
     row.result = dump_nullable_json(transition.result)
@@ -86,6 +91,7 @@ def write_transition(tables: MemoryTables, row: JobRow, transition: Transition) 
     if transition.lease is not None:
         worker_id = transition.lease.worker_id
         attempt = AttemptRow(row.id, row.attempt, row.lease_token, worker_id, transition.at)
+        attempt.lane = row.lane
         tables.attempts.setdefault(row.id, []).append(attempt)
     _close_attempt(tables, row.id, ended_token, transition)
     record_transition(tables, row.id, transition)

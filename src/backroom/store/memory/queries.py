@@ -74,11 +74,20 @@ def _queue_counts(queue: str) -> dict[str, Any]:
     return counts
 
 
+def due_since(row: JobRow, now: int) -> int | None:
+    """When a queued job became due: the first due time of one waiting for its lane or
+    budget (its due time moved), else its due time if it has come (None: not yet)."""
+    if row.waiting_since is not None:
+        return row.waiting_since
+    return row.run_at if row.run_at <= now else None
+
+
 def _count(counts: dict[str, Any], row: JobRow, now: int, since: int) -> None:
     counts[row.state.value] += 1
-    if row.state is JobState.QUEUED and row.run_at <= now:
+    due = due_since(row, now) if row.state is JobState.QUEUED else None
+    if due is not None:
         oldest = counts["oldest_due"]
-        counts["oldest_due"] = row.run_at if oldest is None else min(oldest, row.run_at)
+        counts["oldest_due"] = due if oldest is None else min(oldest, due)
     if row.finished_at is not None and row.finished_at >= since:
         counts["finished_recently"] += 1
         counts["failed_recently"] += row.state is JobState.FAILED
@@ -103,11 +112,12 @@ def queued_by_task(tables: MemoryTables, now: int) -> list[TaskBacklog]:
     counts: dict[str, int] = {}
     oldest: dict[str, int] = {}
     for keys in tables.due.values():
-        for run_at, job_id in keys:
-            task = tables.jobs[job_id].task
-            counts[task] = counts.get(task, 0) + 1
-            if run_at <= now:
-                oldest[task] = min(run_at, oldest.get(task, run_at))
+        for _, job_id in keys:
+            row = tables.jobs[job_id]
+            counts[row.task] = counts.get(row.task, 0) + 1
+            due = due_since(row, now)
+            if due is not None:
+                oldest[row.task] = min(due, oldest.get(row.task, due))
     return [
         TaskBacklog(task, counts[task], None if task not in oldest else now - oldest[task])
         for task in sorted(counts)

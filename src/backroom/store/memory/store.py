@@ -23,6 +23,7 @@ from backroom.store.memory.feed_methods import MemoryFeed
 from backroom.store.memory.handler_writes import MemoryHandlerWrites
 from backroom.store.memory.insight import MemoryInsight
 from backroom.store.memory.jobs import MemoryJobs
+from backroom.store.memory.lane_moves import MemoryLaneMoves
 from backroom.store.memory.lanes import MemoryLanes
 from backroom.store.memory.leases import MemoryLeases
 from backroom.store.memory.pauses import MemoryPauses
@@ -42,6 +43,7 @@ class MemoryStore(
     MemoryHandlerWrites,
     MemoryTenants,
     MemoryLanes,
+    MemoryLaneMoves,
     MemoryUsage,
     MemoryEvents,
     MemoryFeed,

@@ -84,6 +84,8 @@ class JobRow(Record):
     cancel_requested: bool = False
     lane_grant: int | None = None
     """The tokens the running attempt was granted in its lane; None: no grant held."""
+    wait_reason: str | None = None
+    waiting_since: int | None = None
 
 
 @dataclass(slots=True)
@@ -100,6 +102,7 @@ class AttemptRow(Record):
     error_kind: str | None = None
     error_message: str | None = None
     next_attempt_at: int | None = None
+    lane: str | None = None
 
 
 @dataclass(slots=True)

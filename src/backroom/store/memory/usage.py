@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from backroom.core.usage import AttemptUsage, UsageTotals, day_label, day_start, total_usage
+from backroom.core.usage import AttemptUsage, UsageTotals, total_usage
 from backroom.store.memory.part import MemoryPart
 from backroom.store.memory.tables import MemoryTables
-from backroom.store.records import UsageGroup, UsageGrouping, UsageQuery
+from backroom.store.records import UsageGroup, UsageQuery
+from backroom.store.usage_rows import merged_groups, usage_keys
 
 
 def _record_usage(tables: MemoryTables, usage: AttemptUsage) -> None:
@@ -32,18 +33,15 @@ def _spent_pico_usd(tables: MemoryTables, tenant: str, since: int, until: int) -
 
 
 def _usage_groups(tables: MemoryTables, query: UsageQuery) -> list[UsageGroup]:
-    """The calls `query` selects, summed per tenant and model or day, in that order."""
-    groups: dict[tuple[str, str | int], UsageTotals] = {}
-    for usage in _all(tables):
-        if not query.since <= usage.at < query.until or query.tenant not in (None, usage.tenant):
-            continue
-        by_day = query.group_by is UsageGrouping.DAY
-        key = (usage.tenant, day_start(usage.at) if by_day else usage.model)
-        groups[key] = groups.get(key, UsageTotals()).plus(usage)
-    return [
-        UsageGroup(tenant, day_label(grouped) if isinstance(grouped, int) else grouped, totals)
-        for (tenant, grouped), totals in sorted(groups.items(), key=lambda item: item[0])
-    ]
+    """The calls `query` selects, summed per distinct keys of its dimensions."""
+    selected = (
+        usage
+        for usage in _all(tables)
+        if query.since <= usage.at < query.until and query.tenant in (None, usage.tenant)
+    )
+    return merged_groups(
+        (usage_keys(usage, query.group_by), UsageTotals().plus(usage)) for usage in selected
+    )
 
 
 class MemoryUsage(MemoryPart):
@@ -62,5 +60,5 @@ class MemoryUsage(MemoryPart):
         return _spent_pico_usd(self._tables, tenant, since, until)
 
     async def usage_groups(self, query: UsageQuery) -> list[UsageGroup]:
-        """Usage summed per tenant and model, or tenant and UTC day."""
+        """Usage summed per distinct keys of the query's dimensions."""
         return _usage_groups(self._tables, query)

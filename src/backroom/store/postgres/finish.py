@@ -30,11 +30,11 @@ from backroom.store.rows import dump_nullable_json, error_columns, job_from_row
 
 _TRANSITION_COLUMNS = """state, result, keeps_error, error_kind, error_message, run_at,
     finished_at, attempt_change, attempt_outcome, attempt_error_kind,
-    attempt_error_message, next_attempt_at, reason"""
+    attempt_error_message, next_attempt_at, reason, wait_reason"""
 
 _TRANSITION_ARRAYS = """$5::text[], $6::text[], $7::boolean[], $8::text[], $9::text[],
     $10::bigint[], $11::bigint[], $12::integer[], $13::text[], $14::text[], $15::text[],
-    $16::bigint[], $17::text[]"""
+    $16::bigint[], $17::text[], $18::text[]"""
 """The arrays of `_transition_row` columns, after four arrays of the rows' keys."""
 
 _END_ATTEMPTS = f"""finished AS (
@@ -47,7 +47,10 @@ _END_ATTEMPTS = f"""finished AS (
         run_at = COALESCE(held.run_at, job.run_at),
         finished_at = held.finished_at,
         attempt = job.attempt + held.attempt_change,
-        lease_expires_at = NULL, worker_id = NULL, updated_at = $1
+        lease_expires_at = NULL, worker_id = NULL, updated_at = $1,
+        wait_reason = held.wait_reason,
+        waiting_since = CASE WHEN held.wait_reason IS NULL THEN NULL
+                             ELSE COALESCE(job.waiting_since, job.run_at) END
     FROM held WHERE job.id = held.id
     RETURNING {{returning}}
 ), ended AS (
@@ -67,7 +70,7 @@ _END_ATTEMPTS = f"""finished AS (
 
 FINISH = f"""
 WITH outcome AS (
-    SELECT * FROM unnest($3::bigint[], $4::bigint[], $18::boolean[], $19::boolean[],
+    SELECT * FROM unnest($3::bigint[], $4::bigint[], $19::boolean[], $20::boolean[],
                          {_TRANSITION_ARRAYS})
         AS outcome (job_id, token, when_spent, when_cancel_requested, {_TRANSITION_COLUMNS})
 ), held AS (
@@ -85,12 +88,12 @@ WITH outcome AS (
 ), {_END_ATTEMPTS.format(returning="job.id, job.lease_token, job.state, job.run_at")}
 SELECT finished.id, finished.lease_token, (SELECT count(*) FROM wake) AS woken FROM finished
 """
-"""$1 now, $2 channel, $3 job ids, $4 tokens, $5.. the transitions' columns, $18
-`when_spent`, $19 `when_cancel_requested`: the (id, lease token) of each job applied."""
+"""$1 now, $2 channel, $3 job ids, $4 tokens, $5.. the transitions' columns, $19
+`when_spent`, $20 `when_cancel_requested`: the (id, lease token) of each job applied."""
 
 EXPIRE_LEASES = f"""
 WITH cases AS (
-    SELECT * FROM unnest($3::bigint[], $4::bigint[], $18::boolean[], $19::boolean[],
+    SELECT * FROM unnest($3::bigint[], $4::bigint[], $19::boolean[], $20::boolean[],
                          {_TRANSITION_ARRAYS})
         AS outcome (unused_id, unused_token, when_spent, when_cancel_requested,
                     {_TRANSITION_COLUMNS})
@@ -98,7 +101,7 @@ WITH cases AS (
     SELECT id, lease_token, attempt >= max_attempts AS spent, cancel_requested FROM jobs
     WHERE state = 'running' AND lease_expires_at <= $1
     ORDER BY lease_expires_at, id
-    LIMIT $20
+    LIMIT $21
     FOR UPDATE SKIP LOCKED
 ), held AS (
     SELECT expired.id, expired.lease_token AS token, cases.* FROM expired
@@ -107,8 +110,8 @@ WITH cases AS (
 ), {_END_ATTEMPTS.format(returning="job.*")}
 SELECT finished.*, (SELECT count(*) FROM wake) AS woken FROM finished ORDER BY id
 """
-"""$1 now, $2 channel, $3.. $19 the transition of each case of `RunningFacts` (as
-`FINISH` takes them, with no job), $20 limit: the jobs swept."""
+"""$1 now, $2 channel, $3.. $20 the transition of each case of `RunningFacts` (as
+`FINISH` takes them, with no job), $21 limit: the jobs swept."""
 
 
 def _transition_row(transition: Transition) -> tuple[Any, ...]:
@@ -127,13 +130,14 @@ def _transition_row(transition: Transition) -> tuple[Any, ...]:
         *error_columns(end.error),
         end.next_attempt_at,
         transition.reason,
+        transition.wait,
     )
 
 
 def _columns(
     rows: Sequence[tuple[int | None, int | None, RunningFacts | None, Transition]],
 ) -> list[list[Any]]:
-    """Parallel arrays for `FINISH` or `EXPIRE_LEASES`, from $3 to $19."""
+    """Parallel arrays for `FINISH` or `EXPIRE_LEASES`, from $3 to $20."""
     job_ids, tokens, spent, cancel_requested, values = [], [], [], [], []
     for job_id, token, facts, transition in rows:
         job_ids.append(job_id)

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 from backroom.core.job import Job, JobState
 from backroom.core.usage import AttemptUsage
 from backroom.store.insight_protocol import DeadLetterGroup, FinishedCount, QueueDepth
-from backroom.store.lane_rows import usage_from_row
 from backroom.store.postgres.part import PostgresPart
 from backroom.store.postgres.retention import DELETE_CHOSEN
 from backroom.store.rows import job_from_row
+from backroom.store.usage_rows import usage_from_row
 
 # `state IN ('queued', 'running')` is the condition of the partial index `jobs_active_queue`.
 _DEPTHS = """

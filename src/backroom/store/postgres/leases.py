@@ -98,8 +98,8 @@ claimed AS (
     RETURNING job.*, picked.queue_rank, picked.round
 ),
 started AS (
-    INSERT INTO attempts (job_id, number, lease_token, worker_id, started_at)
-    SELECT id, attempt, lease_token, worker_id, started_at FROM claimed
+    INSERT INTO attempts (job_id, number, lease_token, worker_id, started_at, lane)
+    SELECT id, attempt, lease_token, worker_id, started_at, lane FROM claimed
 ),
 moves AS (
     SELECT id AS job_id, $1::bigint AS at, 'queued' AS from_state, state AS to_state,

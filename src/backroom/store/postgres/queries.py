@@ -65,7 +65,9 @@ SELECT queue,
        count(*) FILTER (WHERE state = 'succeeded') AS succeeded,
        count(*) FILTER (WHERE state = 'failed') AS failed,
        count(*) FILTER (WHERE state = 'cancelled') AS cancelled,
-       min(run_at) FILTER (WHERE state = 'queued' AND run_at <= $1) AS oldest_due,
+       -- A job that could not start (its lane, its budget) waits since it was first due.
+       min(COALESCE(waiting_since, CASE WHEN run_at <= $1 THEN run_at END))
+           FILTER (WHERE state = 'queued') AS oldest_due,
        count(*) FILTER (WHERE finished_at >= $2) AS finished_recently,
        count(*) FILTER (WHERE state = 'failed' AND finished_at >= $2) AS failed_recently
 FROM jobs
@@ -107,10 +109,12 @@ index just for this count, so none competes with the claim's.
 """
 
 QUEUED_BY_TASK = """
-SELECT task, count(*) AS queued, min(run_at) FILTER (WHERE run_at <= $1) AS oldest_due
+SELECT task, count(*) AS queued,
+       min(COALESCE(waiting_since, CASE WHEN run_at <= $1 THEN run_at END)) AS oldest_due
 FROM jobs WHERE state = 'queued' GROUP BY task ORDER BY task
 """
-"""$1 now: each task's queued jobs, and the due time of its oldest due one."""
+"""$1 now: each task's queued jobs, and the due time of its oldest due one (or the
+first due time of one waiting for its lane or budget)."""
 
 NEXT_WAKEUP = f"""
 WITH {LANE_USE},

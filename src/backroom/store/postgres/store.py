@@ -20,6 +20,7 @@ from backroom.store.postgres.feed_methods import PostgresFeed
 from backroom.store.postgres.handler_writes import PostgresHandlerWrites
 from backroom.store.postgres.insight import PostgresInsight
 from backroom.store.postgres.jobs import PostgresJobs
+from backroom.store.postgres.lane_moves import PostgresLaneMoves
 from backroom.store.postgres.lanes import PostgresLanes
 from backroom.store.postgres.leases import PostgresLeases
 from backroom.store.postgres.listener import new_work_listener
@@ -37,6 +38,7 @@ class PostgresStore(
     PostgresHandlerWrites,
     PostgresTenants,
     PostgresLanes,
+    PostgresLaneMoves,
     PostgresUsage,
     PostgresEvents,
     PostgresFeed,

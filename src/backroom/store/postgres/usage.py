@@ -1,20 +1,23 @@
-"""LLM usage on PostgreSQL: one row per attempt's call, summed per job, tenant, model or day.
+"""LLM usage on PostgreSQL: one row per attempt's call, summed per job, tenant or report group.
 
 PostgreSQL sums BIGINT into NUMERIC, so no sum of cost can overflow.
 """
 
 from __future__ import annotations
 
-from backroom.core.usage import DAY_MS, AttemptUsage, UsageTotals
-from backroom.store.lane_rows import (
+from backroom.core.usage import AttemptUsage, UsageTotals
+from backroom.store.postgres.part import PostgresPart
+from backroom.store.records import UsageGroup, UsageQuery
+from backroom.store.usage_rows import (
     TOTALS_SELECT,
     USAGE_COLUMNS,
+    grouped_select,
+    keys_from_row,
+    merged_groups,
+    metadata_keys,
     usage_columns,
-    usage_group_from_row,
     usage_totals_from_row,
 )
-from backroom.store.postgres.part import PostgresPart
-from backroom.store.records import UsageGroup, UsageGrouping, UsageQuery
 
 _RECORD = f"""
 INSERT INTO llm_usage ({", ".join(USAGE_COLUMNS)})
@@ -30,18 +33,19 @@ SELECT COALESCE(sum(cost_pico_usd), 0) FROM llm_usage
 WHERE tenant = $1 AND at >= $2 AND at < $3
 """
 
-_GROUPED_BY = {
-    UsageGrouping.MODEL: 'model COLLATE "C"',
-    UsageGrouping.DAY: f"at - at % {DAY_MS}",
-}
-
 _GROUPS = """
-SELECT tenant, {grouped} AS grouped, {totals}
+SELECT {grouped}, {totals}
 FROM llm_usage
 WHERE at >= $1 AND at < $2 AND ($3::text IS NULL OR tenant = $3)
-GROUP BY tenant, grouped
-ORDER BY tenant COLLATE "C", grouped
+GROUP BY {group_by}
 """
+_FIRST_METADATA_PARAMETER = 4
+"""$1-$3 are the range and tenant; each metadata key of a report is a parameter after."""
+
+
+def _metadata_value(index: int, _key: str) -> str:
+    """The JSON text of a metadata key, the key bound as a parameter of its own."""
+    return f"(metadata::jsonb -> ${index + _FIRST_METADATA_PARAMETER}::text)::text"
 
 
 class PostgresUsage(PostgresPart):
@@ -65,8 +69,12 @@ class PostgresUsage(PostgresPart):
             return int(await connection.fetchval(_SPENT, tenant, since, until))
 
     async def usage_groups(self, query: UsageQuery) -> list[UsageGroup]:
-        """The calls `query` selects, summed per tenant and model or day."""
+        """The calls `query` selects, summed per distinct keys of its dimensions."""
+        grouped, group_by = grouped_select(query.group_by, _metadata_value)
+        sql = _GROUPS.format(grouped=grouped, totals=TOTALS_SELECT, group_by=group_by)
+        keys = metadata_keys(query.group_by)
         async with self._database.connection() as connection:
-            sql = _GROUPS.format(grouped=_GROUPED_BY[query.group_by], totals=TOTALS_SELECT)
-            rows = await connection.fetch(sql, query.since, query.until, query.tenant)
-            return [usage_group_from_row(row, query.group_by) for row in rows]
+            rows = await connection.fetch(sql, query.since, query.until, query.tenant, *keys)
+        return merged_groups(
+            (keys_from_row(row, query.group_by), usage_totals_from_row(row)) for row in rows
+        )

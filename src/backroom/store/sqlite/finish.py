@@ -32,7 +32,9 @@ SET state = :state, result = :result,
     error_message = CASE WHEN :keeps_error THEN error_message ELSE :error_message END,
     run_at = COALESCE(:run_at, run_at), finished_at = :finished_at,
     attempt = attempt + :attempt_change,
-    lease_expires_at = NULL, worker_id = NULL, updated_at = :at
+    lease_expires_at = NULL, worker_id = NULL, updated_at = :at,
+    wait_reason = :wait,
+    waiting_since = CASE WHEN :wait IS NULL THEN NULL ELSE COALESCE(waiting_since, run_at) END
 WHERE id = :job_id AND lease_token = :lease_token AND state = :source
 """
 
@@ -49,6 +51,7 @@ def _job_parameters(job_id: int, lease_token: int, transition: Transition) -> di
         "finished_at": transition.finished_at,
         "attempt_change": transition.attempt_change,
         "at": transition.at,
+        "wait": transition.wait,
         "job_id": job_id,
         "lease_token": lease_token,
         "source": transition.source,

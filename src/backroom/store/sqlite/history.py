@@ -18,8 +18,8 @@ _INSERT_EVENT = (
 )
 
 _OPEN_ATTEMPT = (
-    "INSERT INTO attempts (job_id, number, lease_token, worker_id, started_at) "
-    "VALUES (?, ?, ?, ?, ?)"
+    "INSERT INTO attempts (job_id, number, lease_token, worker_id, started_at, lane) "
+    "VALUES (?, ?, ?, ?, ?, ?)"
 )
 
 _CLOSE_ATTEMPT = """
@@ -50,7 +50,10 @@ def open_attempts(connection: sqlite3.Connection, claimed: Sequence[Job]) -> Non
     """Start an attempt row for each just-claimed job, keyed by its lease token."""
     connection.executemany(
         _OPEN_ATTEMPT,
-        ((job.id, job.attempt, job.lease_token, job.worker_id, job.started_at) for job in claimed),
+        (
+            (job.id, job.attempt, job.lease_token, job.worker_id, job.started_at, job.lane)
+            for job in claimed
+        ),
     )
 
 

@@ -9,10 +9,10 @@ from collections.abc import Sequence
 from backroom.core.job import Job, JobState
 from backroom.core.usage import AttemptUsage
 from backroom.store.insight_protocol import DeadLetterGroup, FinishedCount, QueueDepth
-from backroom.store.lane_rows import usage_from_row
 from backroom.store.rows import job_from_row
 from backroom.store.sqlite.part import SqlitePart
 from backroom.store.sqlite.retention import delete_chosen
+from backroom.store.usage_rows import usage_from_row
 
 # `state IN ('queued', 'running')` is the condition of the partial index `jobs_active`.
 _DEPTHS = """

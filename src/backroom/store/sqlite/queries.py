@@ -45,7 +45,9 @@ SELECT queue,
        COUNT(*) FILTER (WHERE state = 'succeeded') AS succeeded,
        COUNT(*) FILTER (WHERE state = 'failed') AS failed,
        COUNT(*) FILTER (WHERE state = 'cancelled') AS cancelled,
-       MIN(run_at) FILTER (WHERE state = 'queued' AND run_at <= :now) AS oldest_due,
+       -- A job that could not start (its lane, its budget) waits since it was first due.
+       MIN(COALESCE(waiting_since, CASE WHEN run_at <= :now THEN run_at END))
+           FILTER (WHERE state = 'queued') AS oldest_due,
        COUNT(*) FILTER (WHERE finished_at >= :since) AS finished_recently,
        COUNT(*) FILTER (WHERE state = 'failed' AND finished_at >= :since) AS failed_recently
 FROM jobs
@@ -134,7 +136,8 @@ def count_active(connection: sqlite3.Connection, tenant: str) -> int:
 def queued_by_task(connection: sqlite3.Connection, now: int) -> list[TaskBacklog]:
     """Each task with queued jobs: how many, and the age of the oldest due one."""
     rows = connection.execute(
-        "SELECT task, COUNT(*) AS queued, MIN(CASE WHEN run_at <= ? THEN run_at END) "
+        "SELECT task, COUNT(*) AS queued, "
+        "MIN(COALESCE(waiting_since, CASE WHEN run_at <= ? THEN run_at END)) "
         "AS oldest_due FROM jobs WHERE state = 'queued' GROUP BY task ORDER BY task",
         (now,),
     ).fetchall()

@@ -25,6 +25,7 @@ from backroom.store.sqlite.feed_methods import SqliteFeed
 from backroom.store.sqlite.handler_writes import SqliteHandlerWrites
 from backroom.store.sqlite.insight import SqliteInsight
 from backroom.store.sqlite.jobs import SqliteJobs
+from backroom.store.sqlite.lane_moves import SqliteLaneMoves
 from backroom.store.sqlite.lanes import SqliteLanes
 from backroom.store.sqlite.leases import SqliteLeases
 from backroom.store.sqlite.migrate import apply_migrations, schema_version
@@ -57,6 +58,7 @@ class SqliteStore(
     SqliteHandlerWrites,
     SqliteTenants,
     SqliteLanes,
+    SqliteLaneMoves,
     SqliteUsage,
     SqliteEvents,
     SqliteFeed,

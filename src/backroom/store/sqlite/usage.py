@@ -1,4 +1,4 @@
-"""LLM usage on SQLite: one row per attempt's call, summed per job, tenant, model or day.
+"""LLM usage on SQLite: one row per attempt's call, summed per job, tenant or report group.
 
 SQLite sums integers exactly, and raises on overflow rather than wrap: a sum of cost
 stays exact up to 9.2 million dollars of spend in one report.
@@ -7,17 +7,22 @@ stays exact up to 9.2 million dollars of spend in one report.
 from __future__ import annotations
 
 import sqlite3
+from typing import Any
 
-from backroom.core.usage import DAY_MS, AttemptUsage, UsageTotals
-from backroom.store.lane_rows import (
+from backroom.core.usage import AttemptUsage, UsageTotals
+from backroom.store.records import UsageGroup, UsageQuery
+from backroom.store.sqlite.part import SqlitePart
+from backroom.store.usage_rows import (
     TOTALS_SELECT,
     USAGE_COLUMNS,
+    grouped_select,
+    keys_from_row,
+    merged_groups,
+    metadata_keys,
+    metadata_path,
     usage_columns,
-    usage_group_from_row,
     usage_totals_from_row,
 )
-from backroom.store.records import UsageGroup, UsageGrouping, UsageQuery
-from backroom.store.sqlite.part import SqlitePart
 
 _RECORD = f"""
 INSERT INTO llm_usage ({", ".join(USAGE_COLUMNS)})
@@ -33,18 +38,17 @@ SELECT COALESCE(SUM(cost_pico_usd), 0) FROM llm_usage
 WHERE tenant = ? AND at >= ? AND at < ?
 """
 
-_GROUPED_BY = {
-    UsageGrouping.MODEL: "model",
-    UsageGrouping.DAY: f"at - at % {DAY_MS}",
-}
-
 _GROUPS = """
-SELECT tenant, {grouped} AS grouped, {totals}
+SELECT {grouped}, {totals}
 FROM llm_usage
 WHERE at >= :since AND at < :until AND (:tenant IS NULL OR tenant = :tenant)
-GROUP BY tenant, grouped
-ORDER BY tenant, grouped
+GROUP BY {group_by}
 """
+
+
+def _metadata_value(index: int, _key: str) -> str:
+    """The JSON text of a metadata key: its quoted path is the parameter `:meta{index}`."""
+    return f"metadata -> :meta{index}"
 
 
 def _record_usage(connection: sqlite3.Connection, usage: AttemptUsage) -> None:
@@ -64,12 +68,20 @@ def _spent_pico_usd(connection: sqlite3.Connection, tenant: str, since: int, unt
 
 
 def _usage_groups(connection: sqlite3.Connection, query: UsageQuery) -> list[UsageGroup]:
-    """The calls `query` selects, summed per tenant and model or day."""
-    sql = _GROUPS.format(grouped=_GROUPED_BY[query.group_by], totals=TOTALS_SELECT)
-    parameters = {"since": query.since, "until": query.until, "tenant": query.tenant}
-    return [
-        usage_group_from_row(row, query.group_by) for row in connection.execute(sql, parameters)
-    ]
+    """The calls `query` selects, summed per distinct keys of its dimensions."""
+    grouped, group_by = grouped_select(query.group_by, _metadata_value)
+    sql = _GROUPS.format(grouped=grouped, totals=TOTALS_SELECT, group_by=group_by)
+    parameters: dict[str, Any] = {
+        "since": query.since,
+        "until": query.until,
+        "tenant": query.tenant,
+    }
+    for index, key in enumerate(metadata_keys(query.group_by)):
+        parameters[f"meta{index}"] = metadata_path(key)
+    rows = connection.execute(sql, parameters)
+    return merged_groups(
+        (keys_from_row(row, query.group_by), usage_totals_from_row(row)) for row in rows
+    )
 
 
 class SqliteUsage(SqlitePart):
@@ -90,5 +102,5 @@ class SqliteUsage(SqlitePart):
         )
 
     async def usage_groups(self, query: UsageQuery) -> list[UsageGroup]:
-        """Usage summed per tenant and model, or tenant and UTC day."""
+        """Usage summed per distinct keys of the query's dimensions."""
         return await self._database.read(lambda connection: _usage_groups(connection, query))

@@ -1,0 +1,23 @@
+-- Usage grouped by provider and by a job metadata key, why a queued job waits, and the
+-- lane each attempt ran in (issue 10).
+
+-- The provider each call went to (a model name alone merges providers), and its job's
+-- metadata when the call ended: usage outlives pruned jobs, so it keeps its own copy.
+ALTER TABLE llm_usage ADD COLUMN provider TEXT;
+ALTER TABLE llm_usage ADD COLUMN metadata TEXT NOT NULL DEFAULT '{}';
+-- Calls recorded before: their job's lane (`provider/model`) names the provider.
+UPDATE llm_usage SET
+    provider = (
+        SELECT substr(lane, 1, instr(lane, '/') - 1) FROM jobs
+        WHERE jobs.id = llm_usage.job_id AND instr(lane, '/') > 1
+    ),
+    metadata = COALESCE((SELECT metadata FROM jobs WHERE jobs.id = llm_usage.job_id), '{}');
+
+-- A queued job that could not start (its lane busy, its tenant's budget spent) says
+-- why until it starts for real, and since when it has been due: the oldest-queued age
+-- counts it, though its due time moved to when it may try again.
+ALTER TABLE jobs ADD COLUMN wait_reason TEXT;
+ALTER TABLE jobs ADD COLUMN waiting_since INTEGER;
+
+-- The lane an attempt's call went to: a job with fallbacks changes lanes.
+ALTER TABLE attempts ADD COLUMN lane TEXT;
