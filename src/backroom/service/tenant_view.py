@@ -44,10 +44,10 @@ async def tenant_views(app: AppParts) -> list[TenantView]:
     """Every tenant, by name, with its keys and its spend day by day."""
     now = app.clock.now()
     days = _days(now)
-    query = UsageQuery(days[0][1], next_day_start(now), UsageGrouping.DAY)
-    spend: dict[tuple[str, str], int] = {
-        (group.tenant, group.key): group.totals.cost_pico_usd
-        for group in await app.store.usage_groups(query)
+    by_tenant_and_day = (UsageGrouping.TENANT, UsageGrouping.DAY)
+    query = UsageQuery(days[0][1], next_day_start(now), by_tenant_and_day)
+    spend: dict[tuple[str | None, ...], int] = {
+        group.keys: group.totals.cost_pico_usd for group in await app.store.usage_groups(query)
     }
     views = []
     for tenant in await app.store.list_tenants():
