@@ -212,9 +212,13 @@ async def prepare_job(
             await prepare_job_webhook(app, caller.tenant, submission.webhook_url, policy.webhooks)
         except WebhookTargetRefused as refused:
             return invalid_field(("body", "webhook_url"), str(refused))
-    new = _built(app, caller, submission)
-    if isinstance(new, Reply):
-        return new
+    budgeted = caller.daily_budget is not None
+    try:
+        new = build_job(
+            app, submission, tenant=caller.tenant, max_active=caller.max_queued, has_budget=budgeted
+        )
+    except (InvalidJson, InputRefused) as error:
+        return refused_input(error)
     if new.lane is None:
         return Prepared(new)
     spent = await (budget or BudgetCheck(app, caller)).spent()
@@ -244,17 +248,6 @@ def submitted(result: SubmitResult) -> Reply:
     if result.created:
         return Reply(202, job_document(result.job), headers)
     return Reply(200, job_document(result.job), {**headers, "Idempotent-Replayed": "true"})
-
-
-def _built(app: AppParts, caller: Caller, submission: Submission) -> NewJob | Reply:
-    """The job `caller` submits, or a 422 for an input or metadata refused."""
-    budgeted = caller.daily_budget is not None
-    try:
-        return build_job(
-            app, submission, tenant=caller.tenant, max_active=caller.max_queued, has_budget=budgeted
-        )
-    except (InvalidJson, InputRefused) as error:
-        return refused_input(error)
 
 
 def _invalid(app: AppParts, submission: Submission, policy: SubmitPolicy) -> Reply | None:
