@@ -57,3 +57,30 @@ def test_without_a_grant_only_the_report_counts() -> None:
     assert settled.in_flight == 1
     assert settled.token_credit == 101 * CREDIT_PER_UNIT - 1
     assert settled.paused_until == T0 + 1_000
+
+
+UNLIMITED = LaneLimits()
+EMPTY_WINDOW = RateLimitWindow(limit=600, remaining=0, reset_ms=60_000)
+
+
+def test_a_retry_after_is_not_stretched_by_the_reset_of_an_empty_window() -> None:
+    # The case: Retry-After 5.6 s, tokens reported exhausted until a reset 60 s away.
+    refused = LaneSettlement("x/y", T0, used_tokens=0, tokens=EMPTY_WINDOW, pause_until=T0 + 5_600)
+    settled = settle(lane(0), UNLIMITED, refused, 100, T0)
+
+    assert settled.paused_until == T0 + 5_600
+
+
+def test_an_empty_window_without_a_retry_after_pauses_until_its_reset() -> None:
+    answered = LaneSettlement("x/y", T0, used_tokens=100, tokens=EMPTY_WINDOW)
+    settled = settle(lane(0), UNLIMITED, answered, 100, T0)
+
+    assert settled.paused_until == T0 + 60_000
+
+
+def test_a_reset_of_a_window_with_room_left_does_not_pause() -> None:
+    window = RateLimitWindow(limit=600, remaining=1, reset_ms=60_000)
+    answered = LaneSettlement("x/y", T0, used_tokens=100, tokens=window)
+    settled = settle(lane(0), UNLIMITED, answered, 100, T0)
+
+    assert settled.paused_until == 0

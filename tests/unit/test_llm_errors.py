@@ -193,3 +193,27 @@ def test_other_sdk_errors_are_permanent() -> None:
     error = error_for_exception(openai.OpenAIError("no api_key given"), now=NOW)
     assert type(error) is Permanent
     assert str(error) == "OpenAIError: no api_key given"
+
+
+def test_a_429_behind_litellm_waits_as_the_upstream_asked() -> None:
+    headers = {
+        "llm_provider-retry-after": "3",
+        "llm_provider-x-ratelimit-remaining-requests": "0",
+    }
+    error = _for_status(429, headers, code="rate_limit_exceeded")
+
+    assert isinstance(error, RateLimited)
+    assert error.after_ms == 3000
+    assert error.rate_limits.retry_after_ms == 3000
+    assert error.rate_limits.requests.remaining == 0
+
+
+def test_a_relayed_should_retry_false_makes_a_429_permanent() -> None:
+    assert isinstance(_for_status(429, {"llm_provider-x-should-retry": "false"}), Permanent)
+
+
+def test_a_429_without_any_wait_leaves_the_backoff_to_the_lane() -> None:
+    error = _for_status(429, {})
+
+    assert isinstance(error, RateLimited)
+    assert error.after_ms is None

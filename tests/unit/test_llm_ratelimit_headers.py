@@ -9,9 +9,11 @@ import pytest
 
 from backroom.core.retry_after import retry_after_ms
 from backroom.llm.ratelimit_headers import (
+    PARSERS,
     RateLimitSnapshot,
     RateLimitWindow,
     format_duration,
+    openai_rate_limits,
     parse_duration_ms,
     parse_rate_limit_headers,
 )
@@ -123,7 +125,61 @@ def _http_date(ms: int) -> str:
         ({"retry-after": "NaN"}, None),
         ({"retry-after": "tomorrow"}, None),
         ({}, None),
+        # LiteLLM's relay of the upstream provider's wait, used when there is no other.
+        ({"llm_provider-retry-after": "3"}, 3000),
+        ({"llm_provider-retry-after-ms": "5600"}, 5600),
+        ({"llm_provider-retry-after": _http_date(NOW + 7_000)}, 7000),
+        ({"llm_provider-retry-after-ms": "40", "llm_provider-retry-after": "9"}, 40),
+        ({"retry-after": "1", "llm_provider-retry-after-ms": "5600"}, 1000),
+        ({"retry-after": "never", "llm_provider-retry-after": "2"}, 2000),
     ],
 )
 def test_retry_after_in_every_form(headers: dict[str, str], wait: int | None) -> None:
     assert retry_after_ms(headers, now=NOW) == wait
+
+
+def test_one_neutral_snapshot_from_openai_style_headers() -> None:
+    headers = httpx.Headers(
+        {
+            "X-RateLimit-Remaining-Requests": "0",
+            "x-ratelimit-reset-requests": "1m0s",
+            "x-ratelimit-remaining-tokens": "900",
+            "Retry-After-Ms": "5600",
+            "X-Should-Retry": "True",
+        }
+    )
+    assert PARSERS["openai"](headers, NOW) == RateLimitSnapshot(
+        requests=RateLimitWindow(remaining=0, reset_ms=60_000),
+        tokens=RateLimitWindow(remaining=900),
+        retry_after_ms=5600,
+        should_retry=True,
+    )
+
+
+def test_a_proxy_relays_the_upstream_limits_under_its_prefix() -> None:
+    headers = {
+        "llm_provider-x-ratelimit-remaining-tokens": "12",
+        "llm_provider-x-ratelimit-reset-tokens": "6s",
+        "x-ratelimit-remaining-requests": "4",  # the proxy's own limit wins over a relay
+        "llm_provider-x-ratelimit-remaining-requests": "99",
+        "llm_provider-x-should-retry": "false",
+    }
+    snapshot = openai_rate_limits(headers, NOW)
+
+    assert snapshot.tokens == RateLimitWindow(remaining=12, reset_ms=6000)
+    assert snapshot.requests.remaining == 4
+    assert snapshot.should_retry is False
+
+
+@pytest.mark.parametrize("value", ["maybe", "", "1", "yes"])
+def test_an_unclear_should_retry_says_nothing(value: str) -> None:
+    assert openai_rate_limits({"x-should-retry": value}, NOW).should_retry is None
+
+
+def test_a_success_read_without_a_clock_carries_no_wait() -> None:
+    headers = {"retry-after": _http_date(NOW + 30_000), "x-ratelimit-remaining-tokens": "5"}
+
+    snapshot = parse_rate_limit_headers(headers)
+
+    assert snapshot.retry_after_ms is None
+    assert snapshot.tokens.remaining == 5

@@ -60,7 +60,8 @@ def settle(
     """The lane after `settlement`; `granted_tokens` is the call's grant, if still held.
 
     A grant already settled (or lost with its lease) is not settled again, but what
-    the provider reported still throttles and pauses the lane.
+    the provider reported still throttles and pauses the lane. A Retry-After
+    (`pause_until`) is the pause: a reset header does not lengthen it.
     """
     if granted_tokens is not None:
         if settlement.used_tokens is not None:
@@ -74,6 +75,7 @@ def settle(
         settlement.tokens,
         sent_at=settlement.sent_at,
         now=now,
+        reset_pauses=settlement.pause_until is None,
     )
     if settlement.pause_until is not None:
         state = pause(state, settlement.pause_until)

@@ -62,6 +62,7 @@ def throttle(
     *,
     sent_at: int,
     now: int,
+    reset_pauses: bool = True,
 ) -> LaneState:
     """Slow the lane down when the provider has less left than the lane believes.
 
@@ -70,7 +71,10 @@ def throttle(
     provider can still hold, so calls wait exactly until the provider has room: this
     changes nothing while the lane is the provider's only user, and catches up when
     someone else spends the same account. For a limit the lane lacks, a report of
-    nothing left pauses the lane until the provider's reset.
+    nothing left pauses the lane until the provider's reset, unless `reset_pauses` is
+    False: when the provider named its own wait (a 429's Retry-After), that wait is
+    the pause, and a reset of the whole window (often a minute away) must not
+    stretch it.
     """
     state = refill(state, limits, now)
     rpm, tpm = limits.requests_per_minute, limits.tokens_per_minute
@@ -79,5 +83,7 @@ def throttle(
         request_credit=_throttled_credit(state.request_credit, requests, rpm, sent_at, now),
         token_credit=_throttled_credit(state.token_credit, tokens, tpm, sent_at, now),
     )
+    if not reset_pauses:
+        return state
     state = _pause_until_reset(state, requests, rpm, now)
     return _pause_until_reset(state, tokens, tpm, now)

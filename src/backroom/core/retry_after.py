@@ -1,6 +1,8 @@
 """When a server asks to be called again: `Retry-After` and `retry-after-ms`.
 
-Pure: the caller passes the current time, for the HTTP-date form.
+A proxy may pass an upstream provider's wait on under its own prefix: LiteLLM sends
+`llm_provider-retry-after` and `llm_provider-retry-after-ms` (see `retry_after_ms`'s
+`prefixes`). Pure: the caller passes the current time, for the HTTP-date form.
 
 >>> retry_after_ms({"retry-after": "1.5"}, now=0)
 1500
@@ -8,6 +10,8 @@ Pure: the caller passes the current time, for the HTTP-date form.
 250
 >>> retry_after_ms({"retry-after": "Thu, 01 Jan 1970 00:00:10 GMT"}, now=4_000)
 6000
+>>> retry_after_ms({"llm_provider-retry-after": "3"}, now=0)
+3000
 """
 
 from __future__ import annotations
@@ -40,17 +44,16 @@ def _http_date_ms(text: str) -> int | None:
     return int(moment.timestamp() * 1000)
 
 
-def retry_after_ms(headers: Mapping[str, str], *, now: int) -> int | None:
-    """How long the server asks us to wait, in ms; None if it did not say.
+PROXY_PREFIXES = ("", "llm_provider-")
+"""Where a wait may be found: the server's own headers first, then LiteLLM's relay of
+the upstream provider's (`llm_provider-retry-after`, `llm_provider-retry-after-ms`)."""
 
-    `retry-after-ms` wins over `retry-after`; `retry-after` may be seconds (fractions
-    allowed) or an HTTP date, which is measured from `now` (ms since the epoch). A date
-    in the past means no wait. Long waits are kept as they are, with no cap.
-    """
-    precise = headers.get("retry-after-ms")
+
+def _one_retry_after_ms(headers: Mapping[str, str], prefix: str, now: int) -> int | None:
+    precise = headers.get(f"{prefix}retry-after-ms")
     if precise is not None and (wait := _milliseconds(precise, 1)) is not None:
         return wait
-    coarse = headers.get("retry-after")
+    coarse = headers.get(f"{prefix}retry-after")
     if coarse is None:
         return None
     wait = _milliseconds(coarse, 1000)
@@ -58,3 +61,20 @@ def retry_after_ms(headers: Mapping[str, str], *, now: int) -> int | None:
         return wait
     moment = _http_date_ms(coarse)
     return None if moment is None else max(0, moment - now)
+
+
+def retry_after_ms(
+    headers: Mapping[str, str], *, now: int, prefixes: tuple[str, ...] = PROXY_PREFIXES
+) -> int | None:
+    """How long the server asks us to wait, in ms; None if it did not say.
+
+    `retry-after-ms` wins over `retry-after`; `retry-after` may be seconds (fractions
+    allowed) or an HTTP date, which is measured from `now` (ms since the epoch). A date
+    in the past means no wait. Long waits are kept as they are, with no cap. The header
+    names are tried under each of `prefixes` in turn; the first that gives a wait wins.
+    """
+    for prefix in prefixes:
+        wait = _one_retry_after_ms(headers, prefix, now)
+        if wait is not None:
+            return wait
+    return None

@@ -1,17 +1,30 @@
 """What a provider's response headers say about its rate limits and when to call again.
 
-Durations in `x-ratelimit-reset-*` are Go-style: `1s`, `6m0s`, `12ms`, `1h2m3.5s`.
-`Retry-After` comes as `retry-after-ms` (milliseconds), or `retry-after` in seconds or
-as an HTTP date. Header names are looked up in lower case, so pass a case-insensitive
-mapping (the SDK's `response.headers`) or a dict with lower-case keys.
+Each provider family has a small parser (`RateLimitParser`) that turns its headers
+into one provider-neutral `RateLimitSnapshot`: the request and token windows, the
+wait it asked for, and whether it said to retry at all. The lanes and the retry
+logic read only the snapshot, so a provider with other headers (Anthropic's
+`anthropic-ratelimit-*`, say) needs only a parser of its own, added to `PARSERS`.
+
+OpenAI's style (`openai_rate_limits`), which OpenAI-compatible servers and proxies
+copy: `x-ratelimit-{limit,remaining,reset}-{requests,tokens}`, with Go-style
+durations in the resets (`1s`, `6m0s`, `12ms`, `1h2m3.5s`); `retry-after-ms`, or
+`retry-after` in seconds or as an HTTP date; `x-should-retry: true|false`. LiteLLM's
+proxy relays the upstream provider's headers with an `llm_provider-` prefix: each is
+read when the plain header is missing. Header names are looked up in lower case, so
+pass a case-insensitive mapping (the SDK's `response.headers`) or a dict with
+lower-case keys.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import ROUND_CEILING, Decimal
+
+from backroom.core.retry_after import PROXY_PREFIXES, retry_after_ms
 
 _UNIT_MS = {
     "h": Decimal(3_600_000),
@@ -76,21 +89,40 @@ class RateLimitWindow:
 
 @dataclass(frozen=True, slots=True)
 class RateLimitSnapshot:
-    """The request and token limits from one response's `x-ratelimit-*` headers."""
+    """What one response said about the provider's limits, in provider-neutral terms.
+
+    `retry_after_ms` is the wait the provider asked for (None: it named none);
+    `should_retry` its own verdict on retrying (None: it gave none, the status decides).
+    """
 
     requests: RateLimitWindow = RateLimitWindow()
     tokens: RateLimitWindow = RateLimitWindow()
+    retry_after_ms: int | None = None
+    should_retry: bool | None = None
+
+
+RateLimitParser = Callable[[Mapping[str, str], int], RateLimitSnapshot]
+"""A provider family's reader: (headers, now in ms since the epoch) to a snapshot."""
+
+
+def _header(headers: Mapping[str, str], name: str) -> str | None:
+    """`name`, or the proxy-relayed copy of it when the server sent none of its own."""
+    for prefix in PROXY_PREFIXES:
+        value = headers.get(f"{prefix}{name}")
+        if value is not None:
+            return value
+    return None
 
 
 def _count(headers: Mapping[str, str], name: str) -> int | None:
-    value = headers.get(name)
+    value = _header(headers, name)
     if value is None or not value.strip().isdigit():
         return None
     return int(value)
 
 
 def _duration(headers: Mapping[str, str], name: str) -> int | None:
-    value = headers.get(name)
+    value = _header(headers, name)
     if value is None:
         return None
     try:
@@ -107,11 +139,42 @@ def _window(headers: Mapping[str, str], kind: str) -> RateLimitWindow:
     )
 
 
-def parse_rate_limit_headers(headers: Mapping[str, str]) -> RateLimitSnapshot:
-    """The `x-ratelimit-{limit,remaining,reset}-{requests,tokens}` headers, typed.
+def _should_retry(headers: Mapping[str, str]) -> bool | None:
+    value = (_header(headers, "x-should-retry") or "").strip().lower()
+    return {"true": True, "false": False}.get(value)
+
+
+def openai_rate_limits(headers: Mapping[str, str], now: int) -> RateLimitSnapshot:
+    """OpenAI's rate-limit headers (and their LiteLLM-relayed copies) as a snapshot.
 
     A malformed header reads as missing: it never fails the call that carried it.
+
+    >>> snapshot = openai_rate_limits(
+    ...     {"llm_provider-retry-after": "2", "x-ratelimit-remaining-tokens": "0"}, 0
+    ... )
+    >>> snapshot.retry_after_ms, snapshot.tokens.remaining, snapshot.should_retry
+    (2000, 0, None)
     """
     return RateLimitSnapshot(
-        requests=_window(headers, "requests"), tokens=_window(headers, "tokens")
+        requests=_window(headers, "requests"),
+        tokens=_window(headers, "tokens"),
+        retry_after_ms=retry_after_ms(headers, now=now),
+        should_retry=_should_retry(headers),
     )
+
+
+PARSERS: Mapping[str, RateLimitParser] = {"openai": openai_rate_limits}
+"""Each provider family's parser, by the name of its API style."""
+
+
+def parse_rate_limit_headers(
+    headers: Mapping[str, str], now: int | None = None
+) -> RateLimitSnapshot:
+    """The OpenAI-style headers of a response, typed (see `openai_rate_limits`).
+
+    `now` (ms since the epoch) dates a Retry-After given as an HTTP date; without it
+    no wait is read, which suits an answer that succeeded.
+    """
+    if now is None:
+        return dataclasses.replace(openai_rate_limits(headers, 0), retry_after_ms=None)
+    return openai_rate_limits(headers, now)

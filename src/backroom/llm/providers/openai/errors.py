@@ -19,9 +19,8 @@ from collections.abc import Mapping
 import openai
 
 from backroom.core.errors import LaneLimited, Permanent, Retryable
-from backroom.core.retry_after import retry_after_ms
 from backroom.llm.providers.openai.error_text import connection_message, provider_message
-from backroom.llm.ratelimit_headers import RateLimitSnapshot, parse_rate_limit_headers
+from backroom.llm.ratelimit_headers import RateLimitSnapshot, openai_rate_limits
 
 QUOTA_CODE = "insufficient_quota"
 _RETRYABLE_STATUSES = frozenset({408, 409, 429})
@@ -34,7 +33,9 @@ _TRANSIENT_STREAM_CODES = frozenset({"server_error", "rate_limit_exceeded", "vec
 class RateLimited(LaneLimited):
     """A 429 rate-limit answer: retry after `after_ms`, and slow the whole lane down.
 
-    `rate_limits` holds the `x-ratelimit-*` headers that came with it.
+    `rate_limits` holds what its headers said: the `x-ratelimit-*` windows and the
+    wait (`after_ms` is `rate_limits.retry_after_ms`). With no wait named, the lane
+    backs off on its own (see `backroom.core.lane_health`).
     """
 
     def __init__(
@@ -51,12 +52,9 @@ def _quota_error(detail: str) -> Permanent:
     )
 
 
-def _is_retryable_status(status: int, headers: Mapping[str, str]) -> bool:
-    should_retry = headers.get("x-should-retry")
-    if should_retry == "true":
-        return True
-    if should_retry == "false":
-        return False
+def _is_retryable_status(status: int, snapshot: RateLimitSnapshot) -> bool:
+    if snapshot.should_retry is not None:
+        return snapshot.should_retry
     return status in _RETRYABLE_STATUSES or status >= _FIRST_SERVER_ERROR
 
 
@@ -77,12 +75,12 @@ def error_for_response(
     detail = f"{error_class} (HTTP {status}): {message}"
     if status == 429 and code == QUOTA_CODE:
         return _quota_error(detail)
-    if not _is_retryable_status(status, headers):
+    snapshot = openai_rate_limits(headers, now)
+    if not _is_retryable_status(status, snapshot):
         return Permanent(detail)
-    after_ms = retry_after_ms(headers, now=now)
     if status == 429:
-        return RateLimited(detail, after_ms=after_ms, rate_limits=parse_rate_limit_headers(headers))
-    return Retryable(detail, after_ms=after_ms)
+        return RateLimited(detail, after_ms=snapshot.retry_after_ms, rate_limits=snapshot)
+    return Retryable(detail, after_ms=snapshot.retry_after_ms)
 
 
 def error_for_stream_failure(
