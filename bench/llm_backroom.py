@@ -22,7 +22,7 @@ from pathlib import Path
 
 from backroom import App
 from backroom.core.job import JSON
-from backroom.llm.config import load_llm_config
+from backroom.llm.config import LaneCharging, load_llm_config
 from backroom.llm.task import RESPOND_TASK, register_llm_tasks
 from backroom.store.sqlite.store import SqliteStore
 from bench.llm_loops import RunStats
@@ -44,6 +44,7 @@ class Lane:
     max_concurrency: int | None
     requests_per_minute: int | None
     tokens_per_minute: int | None
+    charge_at: LaneCharging = LaneCharging.ADMISSION
 
     def toml(self, base_url: str) -> str:
         """A config file with one provider, `mock`, whose one model is this lane."""
@@ -59,6 +60,7 @@ class Lane:
             "tokens_per_minute": self.tokens_per_minute,
         }
         lines += [f"{name} = {value}" for name, value in limits.items() if value is not None]
+        lines.append(f'charge_at = "{self.charge_at}"')
         return "\n".join(lines) + "\n"
 
 

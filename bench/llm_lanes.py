@@ -2,6 +2,7 @@
 
     python -m bench.llm_lanes                                  # the issue's run
     python -m bench.llm_lanes --jobs 200 --rpm 180 --tpm 18000   # a quick check
+    python -m bench.llm_lanes --providers admission,completion   # only those rows
 
 The buckets hold a minute's allowance, so the limits bind only when the workload is
 larger than that: for a quick check, shrink the limits with the job count.
@@ -17,9 +18,13 @@ process, so every run starts with full buckets. Rows:
   limits (see `bench.llm_loops`);
 - the lane rules alone: the same loops, each call first granted by one lane shared in
   memory (`backroom.core.lanes`, no store), as a reference for the next row;
-- backroom: the same calls as jobs run by two worker processes (`backroom_run`).
+- backroom: the same calls as jobs run by two worker processes (`backroom_run`),
+  against each provider accounting of `--providers` (`mock-llm --charge-at`: `usage`,
+  `admission` or `completion`), the lane's `charge_at` matching; and, as a control,
+  the admission-charging provider with a lane that wrongly refunds unused output.
 
-Each row reports makespan (first call to last answer), calls made, 429s received.
+Each row reports makespan (first call to last answer) against the minimum for that
+provider's accounting, calls made, 429s received, and calls per job (mean and most).
 A last table gives one worker's resident memory with `--memory-jobs` calls in flight.
 """
 
@@ -34,6 +39,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from backroom.core.lanes import MS_PER_MINUTE, LaneLimits
+from backroom.llm.config import LaneCharging
+from backroom.llm.mock.charge import ChargeAt
 from backroom.llm.mock.prompt import prompt_from_responses
 from backroom.llm.mock.reply import compose_reply
 from backroom.llm.mock.server import MockConfig, serve_mock
@@ -56,6 +63,13 @@ class Call:
 
     prompt: str
     tokens: int
+    input_tokens: int
+
+    def charged(self, charge_at: ChargeAt) -> int:
+        """What a provider with this accounting counts for the call, in the end."""
+        if charge_at is ChargeAt.ADMISSION:
+            return self.input_tokens + MAX_OUTPUT_TOKENS
+        return self.tokens
 
     def request(self) -> LLMRequest:
         """The call as `respond` takes it."""
@@ -66,11 +80,11 @@ class Call:
         return {"model": MODEL, "input": self.prompt, "max_output_tokens": MAX_OUTPUT_TOKENS}
 
 
-def mock_tokens(prompt: str) -> int:
-    """What the mock counts against its token limit for `prompt`, computed as it does."""
+def mock_tokens(prompt: str) -> tuple[int, int]:
+    """(input plus output, input) tokens of `prompt`'s call, computed as the mock does."""
     body = {"model": MODEL, "input": prompt, "max_output_tokens": MAX_OUTPUT_TOKENS}
     reply = compose_reply(prompt_from_responses(body), number=0, created_s=0, cached=False)
-    return reply.usage.input_tokens + reply.usage.output_tokens
+    return reply.usage.input_tokens + reply.usage.output_tokens, reply.usage.input_tokens
 
 
 def make_workload(jobs: int) -> list[Call]:
@@ -79,7 +93,7 @@ def make_workload(jobs: int) -> list[Call]:
     for number in range(jobs):
         filler = "lorem ipsum " * (9 + number % 5 * 2)
         prompt = f"Job {number:05d}: summarize the following text. {filler}".strip()
-        calls.append(Call(prompt, mock_tokens(prompt)))
+        calls.append(Call(prompt, *mock_tokens(prompt)))
     return calls
 
 
@@ -90,6 +104,7 @@ class Limits:
     requests_per_minute: int
     tokens_per_minute: int
     latency_ms: int
+    charge_at: ChargeAt = ChargeAt.USAGE
 
     def lane_limits(self, concurrency: int) -> LaneLimits:
         """The same limits as a lane's, with `concurrency` calls at a time."""
@@ -101,6 +116,7 @@ class Limits:
             latency_ms=self.latency_ms,
             requests_per_minute=self.requests_per_minute,
             tokens_per_minute=self.tokens_per_minute,
+            charge_at=self.charge_at,
         )
 
 
@@ -114,7 +130,8 @@ def minimum_makespan_s(workload: list[Call], limits: Limits, concurrency: int) -
     slots get through more than one call per latency each.
     """
     requests_over = len(workload) - limits.requests_per_minute
-    tokens_over = sum(call.tokens for call in workload) - limits.tokens_per_minute
+    charged = sum(call.charged(limits.charge_at) for call in workload)
+    tokens_over = charged - limits.tokens_per_minute
     last_start_ms = max(
         0.0,
         requests_over * MS_PER_MINUTE / limits.requests_per_minute,
@@ -160,14 +177,23 @@ def serving_mock(config: MockConfig) -> Iterator[str]:
         mock.join(MOCK_START_TIMEOUT_S)
 
 
-def backroom_run(base_url: str, workload: list[Call], limits: Limits, concurrency: int) -> RunStats:
+def backroom_run(
+    base_url: str,
+    workload: list[Call],
+    limits: Limits,
+    concurrency: int,
+    lane_charge: LaneCharging = LaneCharging.COMPLETION,
+) -> RunStats:
     """The workload as `llm.respond` jobs run by `WORKER_PROCESSES` `backroom worker`
-    processes, with `concurrency` slots in all, whose shared lane has the mock's limits.
+    processes, with `concurrency` slots in all, whose shared lane has the mock's limits
+    and counts output tokens as `lane_charge` says.
 
     Makespan runs from the first attempt's start to the last answer, as stored; calls
     and 429s are counted from the stored attempts (see `bench.llm_backroom`).
     """
-    lane = Lane(MODEL, concurrency, limits.requests_per_minute, limits.tokens_per_minute)
+    lane = Lane(
+        MODEL, concurrency, limits.requests_per_minute, limits.tokens_per_minute, lane_charge
+    )
     payloads = [call.payload() for call in workload]
     return backroom_lane_run(base_url, lane, payloads, WORKER_PROCESSES, concurrency)
 
@@ -188,13 +214,44 @@ def memory_row(jobs: int) -> str:
     )
 
 
-def _row(stats: RunStats, minimum_s: float) -> str:
+def _row(provider: str, stats: RunStats, minimum_s: float) -> str:
     share = stats.rate_limited / stats.calls if stats.calls else 0.0
     worst = max(stats.attempts, default=0)
+    mean = sum(stats.attempts) / len(stats.attempts) if stats.attempts else 0.0
     return (
-        f"| {stats.name} | {stats.makespan_s:.1f} | {stats.makespan_s / minimum_s:.2f}x "
-        f"| {stats.calls:,} | {stats.rate_limited:,} ({share:.1%}) | {worst} | {stats.failed} |"
+        f"| {provider} | {stats.name} | {stats.makespan_s:.1f} | {minimum_s:.1f} "
+        f"| {stats.makespan_s / minimum_s:.2f}x | {stats.calls:,} "
+        f"| {stats.rate_limited:,} ({share:.1%}) | {mean:.2f} / {worst} | {stats.failed} |"
     )
+
+
+LANE_CHARGING = {
+    ChargeAt.USAGE: LaneCharging.COMPLETION,
+    ChargeAt.ADMISSION: LaneCharging.ADMISSION,
+    ChargeAt.COMPLETION: LaneCharging.COMPLETION,
+}
+"""The lane accounting that matches each provider accounting."""
+
+
+def _reference_rows(workload: list[Call], limits: Limits, concurrency: int, seed: int) -> None:
+    """The naive loop and the lane rules alone, against the default provider."""
+    minimum_s, provider = minimum_makespan_s(workload, limits, concurrency), "`usage`"
+    requests = [call.request() for call in workload]
+    with serving_mock(limits.mock_config()) as base_url:
+        print(_row(provider, naive_run(base_url, requests, concurrency, seed), minimum_s))
+    with serving_mock(limits.mock_config()) as base_url:
+        stats = lane_rules_run(base_url, requests, limits.lane_limits(concurrency), concurrency)
+        print(_row(provider, stats, minimum_s))
+
+
+def _backroom_row(
+    workload: list[Call], limits: Limits, concurrency: int, lane_charge: LaneCharging
+) -> None:
+    minimum_s = minimum_makespan_s(workload, limits, concurrency)
+    with serving_mock(limits.mock_config()) as base_url:
+        stats = backroom_run(base_url, workload, limits, concurrency, lane_charge)
+    provider = f"`{limits.charge_at}`, lane `charge_at = {lane_charge}`"
+    print(_row(provider, stats, minimum_s))
 
 
 def workload_parser(description: str) -> argparse.ArgumentParser:
@@ -213,29 +270,29 @@ def main() -> None:
     """Run every row and print a markdown table."""
     parser = workload_parser(__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--providers", default="usage,admission,completion")
+    parser.add_argument("--no-reference", action="store_true", help="skip naive and lane rows")
     args = parser.parse_args()
-    limits = Limits(args.rpm, args.tpm, args.latency_ms)
     workload = make_workload(args.jobs)
-    minimum_s = minimum_makespan_s(workload, limits, args.concurrency)
     total_tokens = sum(call.tokens for call in workload)
     print(
-        f"{args.jobs:,} calls, {total_tokens:,} tokens, mock limited to {args.rpm:,} requests "
-        f"and {args.tpm:,} tokens per minute, {args.latency_ms} ms latency\n"
+        f"{args.jobs:,} calls, {total_tokens:,} tokens used, mock limited to {args.rpm:,} "
+        f"requests and {args.tpm:,} tokens per minute, {args.latency_ms} ms latency\n"
     )
-    print("| run | makespan s | vs minimum | calls | 429s | most calls per job | failed |")
-    print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
-    print(f"| theoretical minimum (limits) | {minimum_s:.1f} | 1.00x | {args.jobs:,} | 0 | 1 | 0 |")
-    requests = [call.request() for call in workload]
-    mock = limits.mock_config()
-    with serving_mock(mock) as base_url:
-        print(_row(naive_run(base_url, requests, args.concurrency, args.seed), minimum_s))
-    with serving_mock(mock) as base_url:
-        lane_limits = limits.lane_limits(args.concurrency)
-        print(_row(lane_rules_run(base_url, requests, lane_limits, args.concurrency), minimum_s))
-    with serving_mock(mock) as base_url:
-        print(_row(backroom_run(base_url, workload, limits, args.concurrency), minimum_s))
-    print("\n| memory | resident | target |\n| --- | ---: | --- |")
-    print(memory_row(args.memory_jobs))
+    print("| provider | run | makespan s | minimum s | vs minimum | calls | 429s "
+          "| calls per job (mean / most) | failed |")  # fmt: skip
+    print("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+    if not args.no_reference:
+        _reference_rows(workload, Limits(args.rpm, args.tpm, args.latency_ms), args.concurrency,
+                        args.seed)  # fmt: skip
+    for name in args.providers.split(","):
+        limits = Limits(args.rpm, args.tpm, args.latency_ms, ChargeAt(name))
+        _backroom_row(workload, limits, args.concurrency, LANE_CHARGING[limits.charge_at])
+        if limits.charge_at is ChargeAt.ADMISSION:
+            _backroom_row(workload, limits, args.concurrency, LaneCharging.COMPLETION)
+    if args.memory_jobs:
+        print("\n| memory | resident | target |\n| --- | ---: | --- |")
+        print(memory_row(args.memory_jobs))
 
 
 if __name__ == "__main__":

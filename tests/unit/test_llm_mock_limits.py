@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
+from backroom.llm.mock.charge import ChargeAt, TokenCharge
 from backroom.llm.mock.limits import ModelLimiter, Refusal, refusal_response
 from backroom.llm.mock.server import MockConfig
 
@@ -96,6 +98,44 @@ def test_a_call_too_large_to_ever_fit_is_told_not_to_retry() -> None:
         {"tokens_per_minute": -10},
     ],
 )
-def test_the_mock_refuses_nonsense_settings(settings: dict[str, int]) -> None:
+def test_the_mock_refuses_nonsense_settings(settings: dict[str, Any]) -> None:
     with pytest.raises(ValueError, match="must"):
         MockConfig(**settings)
+
+
+CALL = TokenCharge(input_tokens=40, output_tokens=10, max_output_tokens=200)
+
+
+def test_charged_at_admission_a_call_takes_its_max_output_and_keeps_it() -> None:
+    limiter = ModelLimiter(None, 600, T0, ChargeAt.ADMISSION)
+    assert CALL.at_admission(ChargeAt.ADMISSION) == 240
+    assert limiter.admit(CALL.at_admission(limiter.charge_at), T0) is None
+    limiter.complete(CALL, T0 + 100)  # nothing comes back when it answers
+    assert limiter.headers()["x-ratelimit-remaining-tokens"] == "360"
+
+
+def test_charged_at_completion_a_call_needs_its_input_and_pays_its_use_at_the_end() -> None:
+    limiter = ModelLimiter(None, 600, T0, ChargeAt.COMPLETION)
+    assert limiter.admit(CALL.at_admission(limiter.charge_at), T0) is None
+    assert limiter.headers()["x-ratelimit-remaining-tokens"] == "600"
+    limiter.complete(CALL, T0)
+    assert limiter.headers()["x-ratelimit-remaining-tokens"] == "550"
+
+
+def test_charged_at_completion_a_bucket_may_owe_and_reports_nothing_left() -> None:
+    limiter = ModelLimiter(None, 60, T0, ChargeAt.COMPLETION)
+    assert limiter.admit(40, T0) is None
+    limiter.complete(CALL, T0)  # 50 of 60: 10 left
+    assert limiter.admit(40, T0) is not None  # the next input does not fit
+    assert limiter.admit(10, T0) is None
+    limiter.complete(CALL, T0)  # owes 40
+    assert limiter.headers()["x-ratelimit-remaining-tokens"] == "0"
+    # 40 owed and 10 needed come back at one token a second.
+    refusal = limiter.admit(10, T0)
+    assert refusal is not None and refusal.wait_ms == 50_000
+
+
+def test_by_default_the_real_usage_is_charged_at_admission() -> None:
+    assert CALL.at_admission(ChargeAt.USAGE) == 50
+    no_max = TokenCharge(40, 10, None)
+    assert no_max.at_admission(ChargeAt.ADMISSION) == 50

@@ -13,15 +13,17 @@ import pytest
 
 from backroom import App, Job, JobState, Lease, RetryPolicy, WorkerConfig, run_until_idle
 from backroom.core.errors import InputRefused
-from backroom.core.job import JSON, AttemptOutcome, NewJob
+from backroom.core.job import JSON, AttemptOutcome, NewJob, SubmitResult
+from backroom.core.lane_health import CallOutcome
 from backroom.core.usage import AttemptUsage, pico_usd
 from backroom.llm.config import LLMConfig, ModelConfig, ModelLimits, ProviderConfig
+from backroom.llm.lanes import DEFAULT_OUTPUT_TOKENS
 from backroom.llm.mock.server import MockConfig
 from backroom.llm.mock.thread import running_mock
 from backroom.llm.pricing import Prices, Usage, cost_usd
 from backroom.llm.providers.openai.clients import ProviderClients
 from backroom.llm.ratelimit_headers import RateLimitSnapshot
-from backroom.llm.task import CallReport, register_llm_tasks
+from backroom.llm.task import RESPOND_RETRY, CallReport, register_llm_tasks
 from backroom.llm.tokens import estimate_tokens
 from backroom.store.sqlite.store import SqliteStore
 
@@ -121,7 +123,8 @@ async def test_an_answer_is_the_result_with_its_usage_and_cost(
     (report,) = sink.reports
     assert report.job.id == job.id
     assert report.lane == f"{provider}/priced"
-    assert report.lane_tokens == tokens.input_tokens + tokens.output_tokens
+    # The model's provider charges at admission: the reserved output stays charged.
+    assert report.lane_tokens == tokens.input_tokens + DEFAULT_OUTPUT_TOKENS
     assert report.rate_limits.requests.limit == MOCK_RPM
     assert report.pause_until is None
     usage = report.usage
@@ -260,6 +263,36 @@ async def test_a_refused_request_fails_at_once_and_is_reported(app: App, sink: R
     assert job.error.message.startswith("BadRequestError (HTTP 400)")
     (report,) = sink.reports
     assert (report.usage, report.lane_tokens, report.pause_until) == (None, None, None)
+    # The provider answered: a refused request says nothing against its health.
+    assert report.outcome is CallOutcome.ANSWERED
+
+
+async def test_a_server_error_is_reported_as_a_failure_of_the_provider(
+    app: App, sink: ReportList
+) -> None:
+    submitted = await app.submit(
+        "llm.respond", {"model": "priced", "input": "[fault:503] down?"}, max_attempts=1
+    )
+    await run_until_idle(app, WorkerConfig(poll_interval_ms=POLL_MS))
+    job = await app.get(submitted.job.id)
+    assert (job.state, job.attempt) == (JobState.FAILED, 1)
+    (report,) = sink.reports
+    assert (report.outcome, report.lane_tokens) == (CallOutcome.FAILED, None)
+
+
+async def test_llm_jobs_get_attempts_for_an_incident_of_minutes() -> None:
+    job = (await _standalone_submit()).job
+    assert job.max_attempts == RESPOND_RETRY.max_attempts == 8
+    # Before jitter, the waits between them add up to minutes, not seconds.
+    waits = [RESPOND_RETRY.raw_delay_ms(n) for n in range(1, RESPOND_RETRY.max_attempts)]
+    assert sum(waits) >= 5 * 60_000
+
+
+async def _standalone_submit() -> SubmitResult:
+    app = App(store=SqliteStore.from_url("sqlite://:memory:"))
+    register_llm_tasks(app, llm_config("http://127.0.0.1:9/v1"), ReportList())
+    async with app:
+        return await app.submit("llm.respond", {"model": "priced", "input": "hi"})
 
 
 async def test_a_rate_limited_call_pauses_its_lane_and_the_job_waits_without_an_attempt(
@@ -275,6 +308,7 @@ async def test_a_rate_limited_call_pauses_its_lane_and_the_job_waits_without_an_
     assert deferred.error.kind == "RateLimited"
     assert succeeded.outcome is AttemptOutcome.SUCCEEDED
     refused, answered = sink.reports
+    assert (refused.outcome, answered.outcome) == (CallOutcome.RATE_LIMITED, CallOutcome.ANSWERED)
     assert refused.usage is None
     assert refused.lane_tokens == 0
     assert refused.pause_until is not None

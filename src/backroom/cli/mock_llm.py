@@ -6,6 +6,8 @@ from typing import Annotated
 
 import typer
 
+from backroom.llm.mock.charge import ChargeAt
+
 
 def mock_llm(
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
@@ -18,6 +20,14 @@ def mock_llm(
     stream_interval_ms: Annotated[
         int, typer.Option(min=0, help="Wait between two streamed deltas.")
     ] = 25,
+    charge_at: Annotated[
+        ChargeAt,
+        typer.Option(
+            help="When tokens count against --tpm: the real usage at admission, input + "
+            "max_output_tokens at admission (OpenAI's way), or the real usage when the "
+            "answer is sent."
+        ),
+    ] = ChargeAt.USAGE,
 ) -> None:
     """Serve a mock of POST /v1/responses and /v1/chat/completions (streaming too).
 
@@ -36,6 +46,7 @@ def mock_llm(
         requests_per_minute=rpm,
         tokens_per_minute=tpm,
         stream_interval_ms=stream_interval_ms,
+        charge_at=charge_at,
     )
     print(f"mock LLM on http://{host}:{port}/v1 (OPENAI_BASE_URL)", flush=True)
     serve_mock(config, host, port)

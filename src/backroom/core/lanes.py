@@ -13,6 +13,8 @@ may mirror them in SQL, since everything is integer arithmetic:
     pause        no call starts before a given time (a 429's Retry-After)
     throttle     what the provider says is left caps what the lane believes is left
                  (in `backroom.core.lane_throttle`)
+    back off     a 429 that names no wait, or a run of server errors (the breaker),
+                 pauses the lane for a growing time (in `backroom.core.lane_health`)
 
 Each bucket's level is kept in 1/60,000ths of a unit (`CREDIT_PER_UNIT`): one
 millisecond of refill then adds exactly `per_minute` credits, so no arithmetic needs
@@ -38,6 +40,12 @@ from dataclasses import dataclass
 MS_PER_MINUTE = 60_000
 CREDIT_PER_UNIT = MS_PER_MINUTE
 """Credits in one request or one token: a minute's worth of milliseconds."""
+BREAKER_THRESHOLD = 5
+"""Server errors or timeouts in a row that open a lane's breaker."""
+PROBE_HOLD_MS = 30_000
+"""How long a lane with an open breaker stays shut behind the one call it let through
+(its probe): the probe's answer ends the hold sooner, a probe lost with its worker
+lets the next one through after it."""
 
 
 def _ceil_div(numerator: int, denominator: int) -> int:
@@ -79,7 +87,10 @@ class LaneState:
     `CREDIT_PER_UNIT`); the token bucket may go below zero when calls used more
     tokens than they reserved, and then owes them. A bucket with no limit keeps
     whatever level it has and is never consulted. `paused_until` is 0 when the lane
-    has never been paused.
+    has never been paused. `refusal_streak` counts the 429s in a row and
+    `failure_streak` the server errors and timeouts in a row (see
+    `backroom.core.lane_health`): at `BREAKER_THRESHOLD` failures the lane's breaker is
+    open, and each call it grants is a probe.
     """
 
     request_credit: int
@@ -87,6 +98,8 @@ class LaneState:
     in_flight: int
     paused_until: int
     updated_at: int
+    refusal_streak: int = 0
+    failure_streak: int = 0
 
 
 class WaitReason(enum.StrEnum):
@@ -114,7 +127,8 @@ class Denied:
     """A call may not start: try again at `ready_at`.
 
     `ready_at` is None for `CONCURRENCY`: a slot frees only when a running call ends,
-    and no one knows when that will be.
+    and no one knows when that will be; so is it for `PAUSED` behind an open breaker,
+    whose probe's answer ends the pause.
     """
 
     reason: WaitReason
@@ -184,6 +198,8 @@ def acquire(
     waits for a full bucket, and the provider judges whether it fits. When a bucket is
     short the lane is paused until the call would fit, so later calls queue behind it
     instead of taking the refill away from it. A pause never ends earlier than it was.
+    A lane whose breaker is open grants one call, its probe, and shuts behind it for
+    `PROBE_HOLD_MS`.
     """
     if estimated_tokens < 0:
         raise ValueError("a token estimate cannot be negative")
@@ -191,7 +207,10 @@ def acquire(
         estimated_tokens = min(estimated_tokens, limits.tokens_per_minute)
     state = refill(state, limits, now)
     if state.paused_until > now:
-        return state, Denied(WaitReason.PAUSED, state.paused_until)
+        # Behind an open breaker the pause may end early (its probe answers): the job
+        # then waits for the store's word, not for the pause's end.
+        breaker_open = state.failure_streak >= BREAKER_THRESHOLD
+        return state, Denied(WaitReason.PAUSED, None if breaker_open else state.paused_until)
     short = _short_bucket(state, limits, estimated_tokens)
     if short is not None:
         reason, ready_at = short
@@ -204,6 +223,8 @@ def acquire(
         token_credit=state.token_credit - _taken(estimated_tokens, limits.tokens_per_minute),
         in_flight=state.in_flight + 1,
     )
+    if taken.failure_streak >= BREAKER_THRESHOLD:
+        taken = pause(taken, now + PROBE_HOLD_MS)
     return taken, Grant(estimated_tokens, now)
 
 

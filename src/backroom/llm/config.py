@@ -14,6 +14,8 @@
     max_concurrency = 8                      # each limit is optional: absent means none
     requests_per_minute = 500
     tokens_per_minute = 200000
+    default_output_tokens = 256              # reserved when a job sets no max_output_tokens
+    charge_at = "admission"                  # or "completion": see LaneCharging
     input_usd_per_million = 0.15             # prices are optional, as a group
     cached_input_usd_per_million = 0.075     # default: the input price
     output_usd_per_million = 0.60
@@ -34,6 +36,7 @@ in a file to list its models and refuse the others.
 
 from __future__ import annotations
 
+import enum
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -52,13 +55,34 @@ DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 ENV_PROVIDER = "openai"
 
 
+class LaneCharging(enum.StrEnum):
+    """When the provider counts a call's output tokens against its tokens per minute.
+
+    `admission`: the request's `max_output_tokens` (or the model's
+    `default_output_tokens`) when the call is admitted, never given back, as OpenAI
+    documents it: the lane keeps the reserved output charged. `completion`: the
+    output really produced, when the answer ends: the lane gives back what the call
+    reserved and did not use.
+    """
+
+    ADMISSION = "admission"
+    COMPLETION = "completion"
+
+
 @dataclass(frozen=True, slots=True)
 class ModelLimits:
-    """How hard one model may be used; None means no limit of that kind."""
+    """How hard one model may be used; None means no limit of that kind.
+
+    `default_output_tokens` is reserved for a call that sets no `max_output_tokens`
+    (None: `backroom.llm.lanes.DEFAULT_OUTPUT_TOKENS`); `charge_at` is the
+    provider's accounting of output tokens (`LaneCharging`).
+    """
 
     max_concurrency: int | None = None
     requests_per_minute: int | None = None
     tokens_per_minute: int | None = None
+    default_output_tokens: int | None = None
+    charge_at: LaneCharging = LaneCharging.ADMISSION
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,13 +173,21 @@ class _ModelTable(BaseModel):
     max_concurrency: int | None = Field(default=None, gt=0)
     requests_per_minute: int | None = Field(default=None, gt=0)
     tokens_per_minute: int | None = Field(default=None, gt=0)
+    default_output_tokens: int | None = Field(default=None, gt=0)
+    charge_at: LaneCharging = LaneCharging.ADMISSION
     input_usd_per_million: Decimal | None = Field(default=None, ge=0)
     cached_input_usd_per_million: Decimal | None = Field(default=None, ge=0)
     output_usd_per_million: Decimal | None = Field(default=None, ge=0)
 
     def to_config(self, name: str) -> ModelConfig:
         """The runtime form of this table, for the model called `name`."""
-        limits = ModelLimits(self.max_concurrency, self.requests_per_minute, self.tokens_per_minute)
+        limits = ModelLimits(
+            self.max_concurrency,
+            self.requests_per_minute,
+            self.tokens_per_minute,
+            self.default_output_tokens,
+            self.charge_at,
+        )
         return ModelConfig(name, limits, self._prices(name))
 
     def _prices(self, name: str) -> Prices | None:

@@ -12,7 +12,7 @@ from backroom.core.errors import Permanent
 from backroom.core.job import JSON
 from backroom.core.lane_throttle import throttle
 from backroom.core.lanes import LaneLimits, LaneRequest, LaneState
-from backroom.llm.config import LLMConfig, ModelLimits
+from backroom.llm.config import LaneCharging, LLMConfig, ModelLimits
 from backroom.llm.pricing import Usage
 from backroom.llm.ratelimit_headers import RateLimitSnapshot
 from backroom.llm.request import LLMRequest
@@ -20,10 +20,10 @@ from backroom.llm.task_input import RespondInput
 from backroom.llm.tokens import estimate_image_tokens, estimate_tokens
 
 DEFAULT_OUTPUT_TOKENS = 256
-"""Output tokens reserved for a call that sets no `max_output_tokens`.
+"""Output tokens reserved for a call that sets no `max_output_tokens`, unless its
+model's `default_output_tokens` says otherwise.
 
-A guess: the real count settles the reservation after the call, so a job that knows
-its answer's length should say so with `max_output_tokens`.
+A guess: a job that knows its answer's length should say so with `max_output_tokens`.
 """
 
 
@@ -41,18 +41,26 @@ def lane_limits(limits: ModelLimits) -> LaneLimits:
     )
 
 
-def estimate_call_tokens(request: LLMRequest) -> int:
+def reserved_output_tokens(request: LLMRequest, limits: ModelLimits) -> int:
+    """The output tokens a call reserves: its `max_output_tokens`, else its model's default."""
+    return request.max_output_tokens or limits.default_output_tokens or DEFAULT_OUTPUT_TOKENS
+
+
+NO_LIMITS = ModelLimits()
+"""A model configured with nothing: the defaults of every setting."""
+
+
+def estimate_call_tokens(request: LLMRequest, limits: ModelLimits = NO_LIMITS) -> int:
     """The tokens a call will count against its lane, estimated before it is sent.
 
     The prompt's estimate (instructions and every turn, as the provider receives
-    them, images included), plus `max_output_tokens`, or `DEFAULT_OUTPUT_TOKENS` when
-    unset: providers count input and output against the same tokens-per-minute limit.
+    them, images included), plus the output it reserves (`reserved_output_tokens`):
+    providers count input and output against the same tokens-per-minute limit.
     """
     turns = request.messages()
     prompt = "\n".join(turn.text for turn in turns)
     images = sum(estimate_image_tokens(image.detail) for turn in turns for image in turn.images)
-    output = request.max_output_tokens or DEFAULT_OUTPUT_TOKENS
-    return estimate_tokens(prompt) + images + output
+    return estimate_tokens(prompt) + images + reserved_output_tokens(request, limits)
 
 
 def lane_request(job_input: RespondInput, config: LLMConfig) -> LaneRequest:
@@ -63,7 +71,7 @@ def lane_request(job_input: RespondInput, config: LLMConfig) -> LaneRequest:
     return LaneRequest(
         lane=lane_name(provider.name, model.name),
         limits=lane_limits(model.limits),
-        estimated_tokens=estimate_call_tokens(job_input.request()),
+        estimated_tokens=estimate_call_tokens(job_input.request(), model.limits),
     )
 
 
@@ -78,9 +86,21 @@ def lane_request_for_payload(payload: JSON, config: LLMConfig) -> LaneRequest | 
         return None
 
 
-def lane_tokens(usage: Usage) -> int:
-    """The tokens a finished call counts against its lane: input (cached too) and output."""
-    return usage.input_tokens + usage.output_tokens
+def lane_tokens(usage: Usage, reserved_output: int | None = None) -> int:
+    """The tokens a finished call counts against its lane: input (cached too) and output.
+
+    `reserved_output` is the output the provider charged at admission, for a model
+    whose provider does (`LaneCharging.ADMISSION`): the lane keeps it charged, since
+    the provider gives none of it back.
+    """
+    return usage.input_tokens + max(usage.output_tokens, reserved_output or 0)
+
+
+def charged_output(request: LLMRequest, limits: ModelLimits) -> int | None:
+    """The output tokens the provider charges a call at admission (None: it charges use)."""
+    if limits.charge_at is LaneCharging.COMPLETION:
+        return None
+    return reserved_output_tokens(request, limits)
 
 
 def throttle_from_headers(

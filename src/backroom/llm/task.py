@@ -26,14 +26,16 @@ from typing import Protocol
 
 from backroom.app import App
 from backroom.context import JobContext
-from backroom.core.errors import JobError
+from backroom.core.errors import JobError, Permanent
 from backroom.core.job import JSON, Job
+from backroom.core.lane_health import CallOutcome
 from backroom.core.lane_routes import LaneRoute
 from backroom.core.lanes import LaneRequest
+from backroom.core.retry import Jitter, RetryPolicy
 from backroom.core.usage import AttemptUsage, pico_usd
 from backroom.llm.admission import check_respond_input
 from backroom.llm.config import LLMConfig, ModelConfig
-from backroom.llm.lanes import lane_request_for_payload, lane_tokens
+from backroom.llm.lanes import charged_output, lane_request_for_payload, lane_tokens
 from backroom.llm.pricing import cost_usd
 from backroom.llm.progress import DeltaCallback, partial_output
 from backroom.llm.providers.openai.call import respond
@@ -50,6 +52,11 @@ from backroom.tasks import Submitter, Task
 RESPOND_TASK = "llm.respond"
 DEFAULT_CALL_TIMEOUT_S = 600.0
 """How long one HTTP exchange with a provider may take: the SDK's own default."""
+RESPOND_RETRY = RetryPolicy(max_attempts=8, base_ms=4_000, cap_ms=180_000, jitter=Jitter.EQUAL)
+"""`llm.respond`'s retries, sized for a provider incident rather than a blip: waits of
+2-4 s, 4-8 s ... up to 90-180 s, about 4 to 7 minutes over 8 attempts. A 429 uses
+none of them (its job waits for the lane), and the lane's breaker keeps a failing
+provider from being hammered meanwhile."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +68,7 @@ class CallReport:
     input plus output for an answered call, 0 for a 429 (the provider refused it),
     None when unknown (a timeout or a server error: keep the estimate charged).
     `pause_until` is set by a 429 with Retry-After: the whole lane waits until then.
+    `outcome` tells the lane's backoff and breaker how the call ended.
     """
 
     job: Job
@@ -70,6 +78,7 @@ class CallReport:
     lane_tokens: int | None
     rate_limits: RateLimitSnapshot
     pause_until: int | None = None
+    outcome: CallOutcome = CallOutcome.ANSWERED
 
 
 class CallSink(Protocol):
@@ -122,8 +131,11 @@ def attempt_usage(
 def _failure_report(job: Job, lane: str, sent_at: int, error: JobError, now: int) -> CallReport:
     if isinstance(error, RateLimited):
         pause_until = None if error.after_ms is None else now + error.after_ms
-        return CallReport(job, lane, sent_at, None, 0, error.rate_limits, pause_until)
-    return CallReport(job, lane, sent_at, None, None, RateLimitSnapshot())
+        limited = CallOutcome.RATE_LIMITED
+        return CallReport(job, lane, sent_at, None, 0, error.rate_limits, pause_until, limited)
+    # A refusal of the request itself shows the provider up; anything else may be it failing.
+    outcome = CallOutcome.ANSWERED if isinstance(error, Permanent) else CallOutcome.FAILED
+    return CallReport(job, lane, sent_at, None, None, RateLimitSnapshot(), outcome=outcome)
 
 
 def _partial_output(ctx: JobContext) -> DeltaCallback:
@@ -160,6 +172,7 @@ class RespondTask:
             lane_request=self.lane_request,
             check_input=self.check_input,
             lane_route=self.lane_route,
+            retry=RESPOND_RETRY,
         )
 
     def lane_route(self, payload: JSON) -> LaneRoute | None:
@@ -203,8 +216,9 @@ class RespondTask:
         usage = attempt_usage(
             ctx.job, job_input, model, result, clock.now(), provider=provider.name
         )
+        charged = lane_tokens(result.usage, charged_output(request, model.limits))
         await self._sink.call_ended(
-            CallReport(ctx.job, lane, sent_at, usage, lane_tokens(result.usage), result.rate_limits)
+            CallReport(ctx.job, lane, sent_at, usage, charged, result.rate_limits)
         )
         if request.stream:
             # The last deltas arrive with the end of the stream: leave the whole text, not

@@ -55,7 +55,7 @@ class AttemptRunner:
         self._retry = retry
         self._classifier = classifier
         self._rng = rng
-        self._gate = LaneGate(store, clock, over_budget)
+        self._gate = LaneGate(store, clock, over_budget, rng)
         self.telemetry = telemetry or Telemetry()
         """Told of every attempt that starts (and by the worker, of its stored end)."""
         self._fallbacks = LaneFallbacks(store, clock)

@@ -10,7 +10,9 @@ A task with a `lane` (an LLM call, say) runs only when
 
 Waiting is a `Deferred` outcome: the job goes back to the queue holding no lease and
 using no attempt. So does a call the provider refused for its rate limit
-(`LaneLimited`, a 429): the lane was at fault, not the job. The handler's own
+(`LaneLimited`, a 429): the lane was at fault, not the job. The lane itself pauses
+for every worker (the call's report, `Store.lane_settle`: the Retry-After as a floor,
+or a growing backoff with jitter), and the job waits at least as long on its own. The handler's own
 report of each call (see `backroom.llm.usage_sink`) settles the grant with the real
 usage; an attempt that ends without one frees its slot (`release`), keeping the
 estimate charged. A worker that dies frees its slots when their leases expire: a
@@ -20,10 +22,12 @@ lane's calls in flight are its running jobs that hold a grant.
 from __future__ import annotations
 
 import logging
+import random
 
 from backroom.clock import Clock
 from backroom.core.errors import LaneLimited, StoreError
 from backroom.core.job import AttemptOutcome, ErrorInfo, Job, WaitReason
+from backroom.core.lane_health import rate_limit_backoff_ms
 from backroom.core.lanes import Denied
 from backroom.core.outcome import Deferred, Failed, Outcome
 from backroom.core.retry import error_info
@@ -36,10 +40,10 @@ log = logging.getLogger("backroom.runtime.lane_gate")
 SLOT_RETRY_MS = 10
 """How soon a job denied a slot is due again: the claim passes it over while its lane
 is full, and the settle that frees a slot wakes the workers."""
-RATE_LIMIT_RETRY_MS = 1_000
-"""How long a job whose call got a 429 without Retry-After waits."""
-MAX_RATE_LIMIT_DEFERRALS = 20
-"""How many 429s a job may wait out without using an attempt."""
+MAX_RATE_LIMIT_DEFERRALS = 50
+"""How many 429s a job may wait out without using an attempt: with the backoff that
+grows to a minute, far more than a busy lane refuses a job, and an end for a call the
+provider never accepts."""
 STORE_RETRY_MS = 1_000
 """How long a job waits when the store failed before it could start."""
 
@@ -50,10 +54,13 @@ BUDGET_EXHAUSTED = "BudgetExhausted"
 class LaneGate:
     """Checks budgets and takes lane grants for one worker's attempts."""
 
-    def __init__(self, store: AttemptStore, clock: Clock, over_budget: OverBudget) -> None:
+    def __init__(
+        self, store: AttemptStore, clock: Clock, over_budget: OverBudget, rng: random.Random
+    ) -> None:
         self._store = store
         self._clock = clock
         self._over_budget = over_budget
+        self._rng = rng
 
     async def admit(self, job: Job, lane_request: LaneRequester) -> Outcome | None:
         """None if the running `job` may start; else how its attempt ends unstarted.
@@ -91,6 +98,8 @@ class LaneGate:
     async def refused(self, job: Job, error: LaneLimited) -> Deferred | None:
         """The outcome of a call refused for its lane's rate limit: wait, using no attempt.
 
+        The job waits the Retry-After, or else a backoff that grows with its refusals
+        (as the lane's does); the claim holds it back longer while its lane is paused.
         None once the job has been refused `MAX_RATE_LIMIT_DEFERRALS` times: a call the
         provider never accepts (a prompt beyond its tokens per minute, say) then uses
         attempts like any retryable failure, and so ends.
@@ -104,7 +113,10 @@ class LaneGate:
         )
         if refusals >= MAX_RATE_LIMIT_DEFERRALS:
             return None
-        wait_ms = RATE_LIMIT_RETRY_MS if error.after_ms is None else error.after_ms
+        if error.after_ms is None:
+            wait_ms = rate_limit_backoff_ms(refusals + 1, self._rng.random())
+        else:
+            wait_ms = error.after_ms
         info = error_info(error)
         return Deferred(
             self._clock.now() + wait_ms, f"rate limited: {info}", info, WaitReason.RATE_LIMIT

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from backroom.core.lanes import CREDIT_PER_UNIT
+from backroom.core.lanes import BREAKER_THRESHOLD, CREDIT_PER_UNIT
 from backroom.service.documents import iso
 from backroom.store.records import LaneStatus
 
@@ -34,4 +34,7 @@ def lane_document(lane: LaneStatus, now: int) -> dict[str, Any]:
         "requests_left": _units_left(state.request_credit, limits.requests_per_minute),
         "tokens_left": _units_left(state.token_credit, limits.tokens_per_minute),
         "paused_until": iso(state.paused_until) if state.paused_until > now else None,
+        "rate_limited_in_a_row": state.refusal_streak,
+        "failed_in_a_row": state.failure_streak,
+        "breaker_open": state.failure_streak >= BREAKER_THRESHOLD,
     }

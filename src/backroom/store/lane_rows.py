@@ -1,8 +1,9 @@
 """Lanes as table rows, and the lane arithmetic both SQL backends share.
 
 A lane's row (`lane_states`) holds its limits as last configured, its two buckets,
-its pause and the token estimate of its last call; its calls in flight are counted
-from the running jobs that hold a grant, never stored, so no crash can leak a slot.
+its pause, its 429 and failure streaks and the token estimate of its last call; its
+calls in flight are counted from the running jobs that hold a grant, never stored, so
+no crash can leak a slot.
 Each backend locks the row, reads it with that count, lets `lane_decision` or
 `lane_settled` compute the new state (the core's functions), and writes it back.
 """
@@ -44,6 +45,8 @@ def lane_state_from_row(row: Row, in_flight: int) -> LaneState:
         in_flight=in_flight,
         paused_until=row["paused_until"],
         updated_at=row["updated_at"],
+        refusal_streak=row["refusal_streak"],
+        failure_streak=row["failure_streak"],
     )
 
 
@@ -75,6 +78,8 @@ class LaneWrite:
             self.state.paused_until,
             self.state.updated_at,
             self.call_tokens,
+            self.state.refusal_streak,
+            self.state.failure_streak,
         )
 
 
@@ -88,6 +93,8 @@ LANE_COLUMNS = (
     "paused_until",
     "updated_at",
     "call_tokens",
+    "refusal_streak",
+    "failure_streak",
 )
 """The columns of `lane_states`, in the order `LaneWrite.columns` gives their values."""
 

@@ -33,6 +33,12 @@ class LaneDocument(BaseModel):
     )
     paused: bool = Field(description="A person paused the lane: no job of it starts.")
     paused_at: datetime | None = Field(description="When a person paused it.")
+    rate_limited_in_a_row: int = Field(description="429s in a row (the backoff grows with them).")
+    failed_in_a_row: int = Field(description="Server errors and timeouts in a row.")
+    breaker_open: bool = Field(
+        description="Failures in a row reached the breaker's threshold: the lane lets "
+        "one probe call through after a cooldown; its success closes the breaker."
+    )
 
 
 class LaneList(BaseModel):

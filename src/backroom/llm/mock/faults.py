@@ -14,6 +14,8 @@ Options:
     first=N             fail only the first N calls with this exact request, then answer
     retry-after=V       send `retry-after: V` (seconds, or any text, sent as it is)
     retry-after-ms=V    send `retry-after-ms: V`
+    provider-retry-after=V, provider-retry-after-ms=V
+                        send LiteLLM's relayed `llm_provider-retry-after(-ms): V` instead
     retry-after-date=S  send `retry-after` as an HTTP date S seconds after the server's now
     should-retry=V      send `x-should-retry: V` (true or false)
     body=SHAPE          an error body not in OpenAI's shape, as other servers send: `detail`
@@ -40,6 +42,8 @@ NAMED_FAULTS = frozenset({"timeout", "insufficient_quota", *STREAM_FAULTS})
 _HEADER_OPTIONS = {
     "retry-after": "retry-after",
     "retry-after-ms": "retry-after-ms",
+    "provider-retry-after": "llm_provider-retry-after",
+    "provider-retry-after-ms": "llm_provider-retry-after-ms",
     "should-retry": "x-should-retry",
 }
 _OPTIONS = frozenset({"first", "retry-after-date", "body", "model", *_HEADER_OPTIONS})

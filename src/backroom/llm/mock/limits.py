@@ -2,9 +2,18 @@
 
 Each limit is a bucket that holds one minute's allowance, starts full and refills
 continuously (a limit of 600/min regains one request every 100 ms). A call needs one
-request and its tokens (input plus output) from the buckets; if either is short, it
-gets a 429 saying how long until both would suffice. The `x-ratelimit-*` headers
-report what is left and how long until a bucket is full again.
+request and its tokens from the buckets; if either is short, it gets a 429 saying how
+long until both would suffice. The `x-ratelimit-*` headers report what is left and
+how long until a bucket is full again. When a call's tokens are charged is the
+provider's accounting (`ChargeAt`), which real providers do differently:
+
+    usage       the tokens it will really use (input and output), when admitted: an
+                ideal provider that knows the answer's length in advance (the default)
+    admission   input plus the request's `max_output_tokens` (the real output when it
+                sets none), when admitted, never refunded: OpenAI's documented way
+    completion  admitted while the bucket holds the input; input plus the real output
+                charged when the answer is sent (the bucket may owe): a proxy that
+                counts usage after the fact, as LiteLLM's limiter does
 """
 
 from __future__ import annotations
@@ -13,6 +22,7 @@ from dataclasses import dataclass
 
 from fastapi.responses import JSONResponse
 
+from backroom.llm.mock.charge import ChargeAt, TokenCharge
 from backroom.llm.mock.errors import error_response
 from backroom.llm.ratelimit_headers import format_duration
 
@@ -74,8 +84,13 @@ class ModelLimiter:
     """The request and token buckets of one model; either may be absent (no limit)."""
 
     def __init__(
-        self, requests_per_minute: int | None, tokens_per_minute: int | None, now: int
+        self,
+        requests_per_minute: int | None,
+        tokens_per_minute: int | None,
+        now: int,
+        charge_at: ChargeAt = ChargeAt.USAGE,
     ) -> None:
+        self.charge_at = charge_at
         self._buckets = {
             kind: _Bucket(per_minute, now)
             for kind, per_minute in (
@@ -86,7 +101,11 @@ class ModelLimiter:
         }
 
     def admit(self, tokens: int, now: int) -> Refusal | None:
-        """Take one request and `tokens` tokens if both are there; else say why not."""
+        """Take one request and `tokens` tokens if both are there; else say why not.
+
+        Under `ChargeAt.COMPLETION` the tokens must be there but are not taken: the
+        answer's are, by `complete`.
+        """
         wanted = {"requests": 1, "tokens": tokens}
         refusals: list[Refusal] = []
         for kind, bucket in self._buckets.items():
@@ -100,16 +119,25 @@ class ModelLimiter:
             return max(
                 refusals, key=lambda refusal: (refusal.wait_ms is None, refusal.wait_ms or 0)
             )
+        if self.charge_at is ChargeAt.COMPLETION:
+            wanted["tokens"] = 0
         for kind, bucket in self._buckets.items():
             bucket.take(wanted[kind])
         return None
+
+    def complete(self, call: TokenCharge, now: int) -> None:
+        """Charge an answered call's tokens when the provider counts them at the end."""
+        bucket = self._buckets.get("tokens")
+        if self.charge_at is ChargeAt.COMPLETION and bucket is not None:
+            bucket.refill(now)
+            bucket.take(call.input_tokens + call.output_tokens)
 
     def headers(self) -> dict[str, str]:
         """The `x-ratelimit-*` headers for the buckets' current state."""
         headers: dict[str, str] = {}
         for kind, bucket in self._buckets.items():
             headers[f"x-ratelimit-limit-{kind}"] = str(bucket.per_minute)
-            headers[f"x-ratelimit-remaining-{kind}"] = str(bucket.remaining())
+            headers[f"x-ratelimit-remaining-{kind}"] = str(max(0, bucket.remaining()))
             headers[f"x-ratelimit-reset-{kind}"] = format_duration(bucket.reset_ms())
         return headers
 

@@ -23,6 +23,7 @@ from fastapi.responses import JSONResponse, Response
 
 from backroom.clock import Clock, SystemClock
 from backroom.llm.mock.broken import PLAIN_CALL_BREAKS, STREAM_FAULTS, CuttableResponse, broken_body
+from backroom.llm.mock.charge import ChargeAt, TokenCharge
 from backroom.llm.mock.chat import completion_body, completion_chunks
 from backroom.llm.mock.errors import error_response
 from backroom.llm.mock.faults import Fault, FaultCounter, fault_response, find_fault
@@ -42,6 +43,8 @@ class MockConfig:
     tokens_per_minute: int | None = None
     stream_interval_ms: int = 0
     """Wait between two streamed deltas."""
+    charge_at: ChargeAt = ChargeAt.USAGE
+    """When a call's tokens count against the tokens per minute (see `mock_limits`)."""
 
     def __post_init__(self) -> None:
         if self.latency_ms < 0 or self.stream_interval_ms < 0:
@@ -87,6 +90,8 @@ class _Call:
     reply: Reply
     headers: dict[str, str]
     """The rate-limit headers every answer carries."""
+    limiter: ModelLimiter
+    charge: TokenCharge
 
 
 async def _until_disconnected(request: Request) -> None:
@@ -110,7 +115,7 @@ class _MockProvider:
         if model not in self._limiters:
             config = self._config
             self._limiters[model] = ModelLimiter(
-                config.requests_per_minute, config.tokens_per_minute, now
+                config.requests_per_minute, config.tokens_per_minute, now, config.charge_at
             )
         return self._limiters[model]
 
@@ -132,8 +137,10 @@ class _MockProvider:
             prompt, number=self._replies, created_s=now // 1000, cached=key in self._answered
         )
         limiter = self._limiter(prompt.model, now)
-        refusal = limiter.admit(reply.usage.input_tokens + reply.usage.output_tokens, now)
-        call = _Call(request, endpoint, prompt, reply, limiter.headers())
+        usage = reply.usage
+        charge = TokenCharge(usage.input_tokens, usage.output_tokens, prompt.max_output_tokens)
+        refusal = limiter.admit(charge.at_admission(limiter.charge_at), now)
+        call = _Call(request, endpoint, prompt, reply, limiter.headers(), limiter, charge)
         if refusal is not None:
             return refusal_response(prompt.model, refusal, call.headers)
         if fault is not None and fault.applies_to(prompt.model) and self._faults.fires(fault, key):
@@ -154,6 +161,7 @@ class _MockProvider:
     async def _answer(self, call: _Call, fault: str | None = None) -> Response:
         if self._config.latency_ms:
             await self._clock.sleep(self._config.latency_ms)
+        call.limiter.complete(call.charge, self._clock.now())
         if call.prompt.stream:
             events = call.endpoint.stream(call.prompt, call.reply, self._pause, fault)
             return CuttableResponse(events, media_type="text/event-stream", headers=call.headers)

@@ -137,6 +137,8 @@ class LaneRow(Record):
     paused_until: int
     updated_at: int
     call_tokens: int
+    refusal_streak: int = 0
+    failure_streak: int = 0
 
 
 @dataclass
