@@ -48,8 +48,9 @@ async def app(base_url: str, database_url: str) -> AsyncIterator[App]:
         fallback_after_pause_ms=5_000,
         fallback_after_attempts=2,
     )
-    app = App(database_url, retry=RetryPolicy(max_attempts=5, base_ms=10, cap_ms=20))
-    respond = register_llm_tasks(app, config, call_timeout_s=10)
+    app = App(database_url)
+    quick = RetryPolicy(max_attempts=5, base_ms=10, cap_ms=20)
+    respond = register_llm_tasks(app, config, call_timeout_s=10, retry=quick)
     async with app:
         yield app
     await respond.aclose()

@@ -24,11 +24,9 @@ pytestmark = pytest.mark.slow
 async def app(litellm_proxy: LiteLLMProxy, tmp_path: Path) -> AsyncIterator[App]:
     models = (ModelConfig(UPSTREAM), ModelConfig(LITELLM_MOCKED))
     proxy = litellm_proxy.provider("proxy", chat_only=True, models=models)
-    app = App(
-        f"sqlite:///{tmp_path / 'jobs.db'}",
-        retry=RetryPolicy(max_attempts=4, base_ms=10, cap_ms=50),
-    )
-    respond = register_llm_tasks(app, LLMConfig((proxy,), fallback_after_attempts=2))
+    app = App(f"sqlite:///{tmp_path / 'jobs.db'}")
+    quick = RetryPolicy(max_attempts=4, base_ms=10, cap_ms=50)
+    respond = register_llm_tasks(app, LLMConfig((proxy,), fallback_after_attempts=2), retry=quick)
     async with app:
         yield app
     await respond.aclose()

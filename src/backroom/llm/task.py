@@ -155,9 +155,11 @@ class RespondTask:
         *,
         call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
         http_clients: Mapping[str, HttpClientFactory] | None = None,
+        retry: RetryPolicy = RESPOND_RETRY,
     ) -> None:
         self._config = config
         self._sink = sink
+        self._retry = retry
         self._clients = ProviderClients(call_timeout_s, http_clients)
 
     def task(self) -> Task:
@@ -172,7 +174,7 @@ class RespondTask:
             lane_request=self.lane_request,
             check_input=self.check_input,
             lane_route=self.lane_route,
-            retry=RESPOND_RETRY,
+            retry=self._retry,
         )
 
     def lane_route(self, payload: JSON) -> LaneRoute | None:
@@ -235,16 +237,18 @@ def register_llm_tasks(
     *,
     call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
     http_clients: Mapping[str, HttpClientFactory] | None = None,
+    retry: RetryPolicy = RESPOND_RETRY,
 ) -> RespondTask:
     """Register `llm.respond` on `app`; close the returned task's clients when done.
 
     Calls are reported to `sink`, by default a `StoreCallSink`: usage and lane
     settlements go to the app's store. `http_clients` gives providers, by name, an HTTP
-    client of their own (see `backroom.llm.mock.offline`).
+    client of their own (see `backroom.llm.mock.offline`). `retry` replaces the
+    default policy for provider incidents (`RESPOND_RETRY`: minutes, not seconds).
     """
     chosen = StoreCallSink(app) if sink is None else sink
     respond_task = RespondTask(
-        config, chosen, call_timeout_s=call_timeout_s, http_clients=http_clients
+        config, chosen, call_timeout_s=call_timeout_s, http_clients=http_clients, retry=retry
     )
     app.tasks.add(respond_task.task())
     app.close_with(respond_task.aclose)
