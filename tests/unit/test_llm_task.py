@@ -1,8 +1,5 @@
-"""The `llm.respond` task in a real app (in-memory SQLite, system clock) against the mock.
-
-Calls go through the official SDK over loopback HTTP. Each test uses its own prompt,
-so the module's one mock never mixes their fault counts or prompt cache.
-"""
+"""The `llm.respond` task in a real app (in-memory SQLite, system clock) against the mock,
+through the official SDK over loopback HTTP; each test has its own prompt (fault counts)."""
 
 from __future__ import annotations
 
@@ -13,7 +10,7 @@ import pytest
 
 from backroom import App, Job, JobState, Lease, RetryPolicy, WorkerConfig, run_until_idle
 from backroom.core.errors import InputRefused
-from backroom.core.job import JSON, AttemptOutcome, NewJob, SubmitResult
+from backroom.core.job import JSON, AttemptOutcome, NewJob
 from backroom.core.lane_health import CallOutcome
 from backroom.core.usage import AttemptUsage, pico_usd
 from backroom.llm.config import LLMConfig, ModelConfig, ModelLimits, ProviderConfig
@@ -21,9 +18,8 @@ from backroom.llm.lanes import DEFAULT_OUTPUT_TOKENS
 from backroom.llm.mock.server import MockConfig
 from backroom.llm.mock.thread import running_mock
 from backroom.llm.pricing import Prices, Usage, cost_usd
-from backroom.llm.providers.openai.clients import ProviderClients
 from backroom.llm.ratelimit_headers import RateLimitSnapshot
-from backroom.llm.task import RESPOND_RETRY, CallReport, register_llm_tasks
+from backroom.llm.task import CallReport, register_llm_tasks
 from backroom.llm.tokens import estimate_tokens
 from backroom.store.sqlite.store import SqliteStore
 
@@ -280,21 +276,6 @@ async def test_a_server_error_is_reported_as_a_failure_of_the_provider(
     assert (report.outcome, report.lane_tokens) == (CallOutcome.FAILED, None)
 
 
-async def test_llm_jobs_get_attempts_for_an_incident_of_minutes() -> None:
-    job = (await _standalone_submit()).job
-    assert job.max_attempts == RESPOND_RETRY.max_attempts == 8
-    # Before jitter, the waits between them add up to minutes, not seconds.
-    waits = [RESPOND_RETRY.raw_delay_ms(n) for n in range(1, RESPOND_RETRY.max_attempts)]
-    assert sum(waits) >= 5 * 60_000
-
-
-async def _standalone_submit() -> SubmitResult:
-    app = App(store=SqliteStore.from_url("sqlite://:memory:"))
-    register_llm_tasks(app, llm_config("http://127.0.0.1:9/v1"), ReportList())
-    async with app:
-        return await app.submit("llm.respond", {"model": "priced", "input": "hi"})
-
-
 async def test_a_rate_limited_call_pauses_its_lane_and_the_job_waits_without_an_attempt(
     app: App, sink: ReportList
 ) -> None:
@@ -317,17 +298,3 @@ async def test_a_rate_limited_call_pauses_its_lane_and_the_job_waits_without_an_
     assert answered.usage is not None
     assert answered.usage.attempt == 1
     assert answered.rate_limits != RateLimitSnapshot()
-
-
-async def test_one_client_per_provider_until_closed() -> None:
-    clients = ProviderClients(timeout_s=5)
-    one, other = (
-        ProviderConfig("one", "http://127.0.0.1:1/v1"),
-        ProviderConfig("other", "http://127.0.0.1:2/v1"),
-    )
-    first = clients.client(one)
-    assert clients.client(one) is first
-    assert clients.client(other) is not first
-    await clients.aclose()
-    assert clients.client(one) is not first
-    await clients.aclose()

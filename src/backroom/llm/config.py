@@ -36,7 +36,6 @@ in a file to list its models and refuse the others.
 
 from __future__ import annotations
 
-import enum
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -48,41 +47,20 @@ import pydantic
 from pydantic import BaseModel, ConfigDict, Field
 
 from backroom.core.errors import ConfigError
+from backroom.llm.model_limits import LaneCharging, ModelLimits
 from backroom.llm.pricing import Prices
 
 OPENAI_URL = "https://api.openai.com/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 ENV_PROVIDER = "openai"
-
-
-class LaneCharging(enum.StrEnum):
-    """When the provider counts a call's output tokens against its tokens per minute.
-
-    `admission`: the request's `max_output_tokens` (or the model's
-    `default_output_tokens`) when the call is admitted, never given back, as OpenAI
-    documents it: the lane keeps the reserved output charged. `completion`: the
-    output really produced, when the answer ends: the lane gives back what the call
-    reserved and did not use.
-    """
-
-    ADMISSION = "admission"
-    COMPLETION = "completion"
-
-
-@dataclass(frozen=True, slots=True)
-class ModelLimits:
-    """How hard one model may be used; None means no limit of that kind.
-
-    `default_output_tokens` is reserved for a call that sets no `max_output_tokens`
-    (None: `backroom.llm.lanes.DEFAULT_OUTPUT_TOKENS`); `charge_at` is the
-    provider's accounting of output tokens (`LaneCharging`).
-    """
-
-    max_concurrency: int | None = None
-    requests_per_minute: int | None = None
-    tokens_per_minute: int | None = None
-    default_output_tokens: int | None = None
-    charge_at: LaneCharging = LaneCharging.ADMISSION
+__all__ = [
+    "LLMConfig",
+    "LaneCharging",
+    "ModelConfig",
+    "ModelLimits",
+    "ProviderConfig",
+    "load_llm_config",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,7 +68,7 @@ class ModelConfig:
     """One model of a provider: its limits, and its prices if they are known."""
 
     name: str
-    limits: ModelLimits = ModelLimits()
+    limits: ModelLimits = field(default_factory=ModelLimits)
     prices: Prices | None = None
 
 
