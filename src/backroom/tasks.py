@@ -65,6 +65,9 @@ class Task:
     lane_request: LaneRequester | None = None
     check_input: InputCheck | None = None
     lane_route: LaneRouter | None = None
+    unpriced_model: Callable[[JSON], str | None] | None = None
+    """The model a job with this input would call that has no known price, or None:
+    such a job cannot be held to a budget, so a tenant with one may not submit it."""
 
     @property
     def is_async(self) -> bool:

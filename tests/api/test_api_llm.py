@@ -104,6 +104,8 @@ async def test_a_tenant_sees_its_own_usage_by_model(
         "cached_tokens": 20,
         "output_tokens": 100,
         "cost_usd": "0.000002",
+        "unpriced_calls": 0,
+        "estimated_calls": 0,
     }
 
 
@@ -195,6 +197,8 @@ async def test_a_job_in_a_lane_shows_its_usage(
         "cached_tokens": 10,
         "output_tokens": 50,
         "cost_usd": "0.0000025",
+        "unpriced_calls": 0,
+        "estimated_calls": 0,
     }
     assert "usage" not in other
 

@@ -41,14 +41,14 @@ async def test_update_tenant_sets_its_caps_and_leaves_the_rest(store: Store) -> 
     admins = Tenant("admins", created_at=T0, admin=True)
     await store.create_tenant(admins, "hash-1")
 
-    updated = await store.update_tenant("admins", 3, DailyBudget.of_usd(Decimal("2")))
-    cleared = await store.update_tenant("admins", None, None)
+    updated = await store.update_tenant("admins", 3, DailyBudget.of_usd(Decimal("2")), 7)
+    cleared = await store.update_tenant("admins", None, None, None)
 
-    assert updated == Tenant("admins", T0, 3, True, DailyBudget.of_usd(Decimal("2")))
+    assert updated == Tenant("admins", T0, 3, True, DailyBudget.of_usd(Decimal("2")), 7)
     assert cleared == admins
     assert await store.get_tenant("admins") == admins
     assert await store.tenant_for_key("hash-1") == KeyHolder(admins)
-    assert await store.update_tenant("nobody", 1, None) is None
+    assert await store.update_tenant("nobody", 1, None, None) is None
     assert await store.list_tenants() == [admins]
 
 

@@ -10,17 +10,15 @@ mock logs when every call arrived: none may arrive while the lane is paused.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pytest
-import uvicorn
+from deadline_polls import serving, until
 
 from backroom import App
 from backroom.clock import SystemClock
@@ -63,18 +61,8 @@ class CallLog:
 def logging_mock() -> Iterator[tuple[str, CallLog]]:
     """The mock on a loopback port, behind a `CallLog`: (base URL, log)."""
     log = CallLog(create_mock_app(MockConfig(), CLOCK))
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
-    server = uvicorn.Server(uvicorn.Config(log, lifespan="off", log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{listener.getsockname()[1]}/v1", log
-    finally:
-        server.should_exit = True
-        thread.join(30)
-        listener.close()
+    with serving(log) as base_url:
+        yield base_url, log
 
 
 def start_worker(db: str, config: Path, queue: str) -> subprocess.Popen[bytes]:
@@ -90,14 +78,6 @@ async def submit(db: str, config: Path, queue: str, prompts: list[str]) -> None:
         for prompt in prompts:
             payload = {"model": "shared", "input": prompt}
             await app.submit(RESPOND_TASK, payload, queue=queue, tenant="acme")
-
-
-async def until(condition: Callable[[], Awaitable[bool]], what: str) -> None:
-    deadline = CLOCK.now() + DEADLINE_MS
-    while not await condition():
-        if CLOCK.now() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await CLOCK.sleep(POLL_MS)
 
 
 @pytest.fixture

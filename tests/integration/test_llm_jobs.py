@@ -113,6 +113,8 @@ async def test_usage_and_cost_follow_the_price_table(app: App) -> None:
         "cached_tokens": 0,
         "output_tokens": output_tokens,
         "cost_usd": f"{(Decimal(fresh) / 10**12).normalize():f}",
+        "unpriced_calls": 0,
+        "estimated_calls": 0,
     }
     assert pico_usd(Decimal(reply.body["usage"]["cost_usd"])) == fresh
 

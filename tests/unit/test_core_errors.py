@@ -34,6 +34,8 @@ PARENTS = [
     (errors.LaneLimited, errors.Retryable),
     (errors.Permanent, errors.JobError),
     (errors.OnceUncertain, errors.Permanent),
+    (errors.BudgetRefused, errors.JobError),
+    (errors.CostCapReached, errors.Permanent),
 ]
 
 

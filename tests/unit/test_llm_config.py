@@ -91,7 +91,34 @@ def test_prices_stay_exact_decimals(tmp_path: Path) -> None:
 
 def test_an_unconfigured_model_has_no_limits_and_unknown_prices(tmp_path: Path) -> None:
     config = _load(tmp_path, FULL, {"OPENAI_API_KEY": "sk-test"})
-    assert config.provider("openai").model("o3") == ModelConfig("o3", ModelLimits(), None)
+    local = config.provider("openai").model("my-local-model")
+    assert local == ModelConfig("my-local-model", ModelLimits(), None)
+
+
+def test_a_common_model_without_configured_prices_takes_the_builtin_ones(tmp_path: Path) -> None:
+    config = _load(tmp_path, FULL, {"OPENAI_API_KEY": "sk-test"})
+    o3 = config.provider("openai").model("o3")
+    snapshot = config.provider("openai").model("claude-sonnet-4-20250514")
+
+    assert o3.prices == Prices(Decimal("2.00"), Decimal("0.50"), Decimal("8.00"))
+    assert snapshot.prices == Prices(Decimal("3.00"), Decimal("0.30"), Decimal("15.00"))
+
+
+def test_configured_prices_override_the_builtin_ones_and_may_be_turned_off(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "llm.toml"
+    path.write_text(
+        '[providers.local]\nbase_url = "http://127.0.0.1:1/v1"\nbuiltin_prices = false\n'
+        '[providers.openai]\nbase_url = "http://127.0.0.1:2/v1"\n'
+        '[providers.openai.models."gpt-4o"]\n'
+        "input_usd_per_million = 1.5\noutput_usd_per_million = 3\n"
+    )
+    config = load_llm_config(path, {})
+
+    assert config.provider("local").model("gpt-4o").prices is None
+    overridden = config.provider("openai").model("gpt-4o").prices
+    assert overridden == Prices(Decimal("1.5"), Decimal("1.5"), Decimal("3"))
 
 
 def test_the_api_key_never_appears_in_a_repr(tmp_path: Path) -> None:
@@ -106,7 +133,7 @@ def test_no_file_and_the_usual_environment_make_an_openai_provider() -> None:
     assert provider == ProviderConfig(
         "openai", "http://127.0.0.1:9000/v1", api_key="sk-env", any_model=True
     )
-    assert provider.allowed_model("o3") == ModelConfig("o3")
+    assert provider.allowed_model("my-model") == ModelConfig("my-model")
 
 
 def test_a_provider_takes_only_its_listed_models_unless_any_model(tmp_path: Path) -> None:
@@ -118,7 +145,7 @@ def test_a_provider_takes_only_its_listed_models_unless_any_model(tmp_path: Path
     loose = _load(
         tmp_path, FULL.replace("chat_only = true", "any_model = true"), {"OPENAI_API_KEY": "k"}
     )
-    assert loose.provider("local").allowed_model("o3") == ModelConfig("o3")
+    assert loose.provider("local").allowed_model("my-model") == ModelConfig("my-model")
     assert loose.provider("local").allowed_model("llama").limits.max_concurrency == 2
 
 

@@ -115,6 +115,7 @@ async def test_an_answer_is_the_result_with_its_usage_and_cost(
         "output_tokens": tokens.output_tokens,
         "reasoning_tokens": 0,
         "cost_usd": f"{cost:f}",
+        "estimated": False,
     }
     (report,) = sink.reports
     assert report.job.id == job.id

@@ -18,6 +18,7 @@ LONG_DECLARATIONS = {
     ("src/backroom/api/routes/webhooks.py", "webhooks_router"),
     ("src/backroom/cli/serve.py", "serve_command"),
     ("src/backroom/cli/worker.py", "worker"),
+    ("src/backroom/cli/tenants.py", "update"),
 }
 DECLARATION_DIRECTORIES = ("src/backroom/api/routes/", "src/backroom/cli/")
 

@@ -13,6 +13,7 @@ PARTS = [
     protocol.TenantStore,
     protocol.LaneStore,
     protocol.UsageStore,
+    protocol.CallStore,
     protocol.EventStore,
     protocol.AdminStore,
     protocol.EventFeed,

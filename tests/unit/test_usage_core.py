@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
@@ -103,6 +104,15 @@ def test_totals_sum_every_count_and_cost() -> None:
     # A call without a price makes the whole cost unknown, not a smaller number.
     assert totals.known_cost_pico_usd is None
     assert total_usage([usage(attempt=1), usage(attempt=3)]).known_cost_pico_usd == 2_000
+
+
+def test_the_cost_of_unpriced_calls_only_is_unknown_not_zero() -> None:
+    unpriced = total_usage([usage(attempt=1, cost=None), usage(attempt=2, cost=None)])
+    estimated = total_usage([replace(usage(attempt=1), estimated=True)])
+
+    assert unpriced.known_cost_pico_usd is None
+    assert unpriced.unpriced_calls == 2
+    assert estimated.estimated_calls == 1
 
 
 def test_no_calls_total_zero() -> None:

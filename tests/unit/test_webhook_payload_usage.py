@@ -44,6 +44,8 @@ async def test_a_lane_jobs_delivery_carries_its_usage_and_a_plain_jobs_does_not(
         "cached_tokens": 0,
         "output_tokens": 50,
         "cost_usd": "0.000002",
+        "unpriced_calls": 0,
+        "estimated_calls": 0,
     }
     plain = next(job for job in jobs if job.lane is None)
     assert "usage" not in bodies[plain.id]

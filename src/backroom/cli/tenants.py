@@ -11,7 +11,7 @@ from rich.table import Table
 from backroom.cli.local import with_app
 from backroom.cli.options import DbOption, out
 from backroom.cli.targets import CliError
-from backroom.core.usage import DailyBudget
+from backroom.core.usage import DailyBudget, pico_usd
 from backroom.service.api_keys import (
     Tenant,
     add_key,
@@ -89,14 +89,28 @@ def create(
             metavar="USD",
         ),
     ] = None,
+    max_job_cost: Annotated[
+        str | None,
+        typer.Option(
+            help="Cap of one job's LLM cost, all its attempts together, in US dollars, for "
+            "jobs that set no max_cost_usd (none by default).",
+            metavar="USD",
+        ),
+    ] = None,
     db: DbOption = None,
 ) -> None:
     """Create a tenant and print its first API key, once (an existing name is refused)."""
     budget = None if daily_budget_usd is None else _daily_budget(daily_budget_usd)
+    job_cap = None if max_job_cost is None else _pico_usd("--max-job-cost", max_job_cost)
     tenant, key = with_app(
         db,
         lambda app: create_new_tenant(
-            app, name, max_queued=max_queued, admin=admin, daily_budget=budget
+            app,
+            name,
+            max_queued=max_queued,
+            admin=admin,
+            daily_budget=budget,
+            max_job_cost_pico_usd=job_cap,
         ),
     )
     role = "admin tenant" if tenant.admin else "tenant"
@@ -124,6 +138,12 @@ def update(
     no_daily_budget: Annotated[
         bool, typer.Option("--no-daily-budget", help="Remove the daily budget.")
     ] = False,
+    max_job_cost: Annotated[
+        str | None, typer.Option(help="New cap of one job's LLM cost, USD.", metavar="USD")
+    ] = None,
+    no_max_job_cost: Annotated[
+        bool, typer.Option("--no-max-job-cost", help="Remove the cap of a job's cost.")
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """Change only the given settings of an existing tenant (its keys and jobs stay)."""
@@ -131,13 +151,24 @@ def update(
     budget_text = _setting(
         "--daily-budget-usd and --no-daily-budget", daily_budget_usd, no_daily_budget
     )
-    if isinstance(cap, Keep) and isinstance(budget_text, Keep):
+    job_cap_text = _setting("--max-job-cost and --no-max-job-cost", max_job_cost, no_max_job_cost)
+    if all(isinstance(setting, Keep) for setting in (cap, budget_text, job_cap_text)):
         raise CliError(
-            "nothing to change: give --max-queued N, --no-max-queued, "
-            "--daily-budget-usd USD or --no-daily-budget"
+            "nothing to change: give --max-queued N, --no-max-queued, --daily-budget-usd USD, "
+            "--no-daily-budget, --max-job-cost USD or --no-max-job-cost"
         )
     budget = budget_text if not isinstance(budget_text, str) else _daily_budget(budget_text)
-    tenant = with_app(db, lambda app: update_tenant(app, name, max_queued=cap, daily_budget=budget))
+    job_cap = (
+        job_cap_text
+        if not isinstance(job_cap_text, str)
+        else _pico_usd("--max-job-cost", job_cap_text)
+    )
+    tenant = with_app(
+        db,
+        lambda app: update_tenant(
+            app, name, max_queued=cap, daily_budget=budget, max_job_cost_pico_usd=job_cap
+        ),
+    )
     out.print(f"tenant {tenant.name!r}: {_settings_text(tenant)}")
 
 
@@ -155,31 +186,39 @@ def _settings_text(tenant: Tenant) -> str:
     cap = "none" if tenant.max_queued is None else str(tenant.max_queued)
     budget = tenant.daily_budget
     spend = "none" if budget is None else usd_text(budget.limit_pico_usd)
-    return f"max queued {cap}, daily budget USD {spend}"
+    job_cap = tenant.max_job_cost_pico_usd
+    job_cost = "none" if job_cap is None else usd_text(job_cap)
+    return f"max queued {cap}, daily budget USD {spend}, max job cost USD {job_cost}"
+
+
+def _pico_usd(flag: str, text: str) -> int:
+    """An amount given in dollars, read exactly (never through float), in pico-dollars."""
+    try:
+        amount = Decimal(text)
+    except InvalidOperation:
+        raise CliError(f"{flag} takes an amount of dollars, not {text!r}") from None
+    if not amount.is_finite() or amount < 0:
+        raise CliError(f"{flag} must be 0 or more, not {text!r}")
+    return pico_usd(amount)
 
 
 def _daily_budget(text: str) -> DailyBudget:
     """A budget given in dollars, read exactly (never through float)."""
-    try:
-        amount = Decimal(text)
-    except InvalidOperation:
-        raise CliError(f"--daily-budget-usd takes an amount of dollars, not {text!r}") from None
-    if not amount.is_finite() or amount < 0:
-        raise CliError(f"--daily-budget-usd must be 0 or more, not {text!r}")
-    return DailyBudget.of_usd(amount)
+    return DailyBudget(_pico_usd("--daily-budget-usd", text))
 
 
 @tenants.command("list")
 def list_command(db: DbOption = None) -> None:
     """List the tenants and their caps."""
-    table = Table("name", "admin", "max queued", "daily budget USD", "created")
+    table = Table("name", "admin", "max queued", "daily budget USD", "max job cost USD", "created")
     for tenant in with_app(db, list_tenants):
         cap = "-" if tenant.max_queued is None else str(tenant.max_queued)
         budget = tenant.daily_budget
         spend = "-" if budget is None else usd_text(budget.limit_pico_usd)
-        table.add_row(
-            tenant.name, "yes" if tenant.admin else "", cap, spend, iso(tenant.created_at)
-        )
+        job_cap = tenant.max_job_cost_pico_usd
+        job_cost = "-" if job_cap is None else usd_text(job_cap)
+        admin = "yes" if tenant.admin else ""
+        table.add_row(tenant.name, admin, cap, spend, job_cost, iso(tenant.created_at))
     out.print(table)
 
 

@@ -16,8 +16,10 @@ BackroomError
 └── JobError               raised by a handler to say how its attempt ended
     ├── Retryable          try again (no earlier than `after_ms`, if given)
     │   └── LaneLimited    the lane's provider refused the call: wait, no attempt used
+    ├── BudgetRefused      the tenant's LLM budget cannot hold the call: wait, or fail
     └── Permanent          never try again: the job fails at once
-        └── OnceUncertain  a `ctx.once` effect began but its end was never recorded
+        ├── OnceUncertain  a `ctx.once` effect began but its end was never recorded
+        └── CostCapReached the next call could take the job past its `max_cost_usd`
 """
 
 from __future__ import annotations
@@ -133,6 +135,20 @@ class LaneLimited(Retryable):
     """
 
 
+class BudgetRefused(JobError):
+    """The tenant's daily LLM budget cannot hold the call's worst-case cost.
+
+    Raised before the call is sent, so nothing was spent and no attempt is used. With
+    `until_next_day`, only the next UTC day makes room: the job waits for it, or fails
+    if the worker is set so. Without, the calls in flight hold the room: once they
+    settle (usually below their reservations) it may fit, so the job waits a moment.
+    """
+
+    def __init__(self, message: str, *, until_next_day: bool) -> None:
+        super().__init__(message)
+        self.until_next_day = until_next_day
+
+
 class Permanent(JobError):
     """The attempt failed and no retry can succeed: the job fails at once."""
 
@@ -157,6 +173,16 @@ class OnceUncertain(Permanent):
         )
         self.name = name
         self.job_id = job_id
+
+
+class CostCapReached(Permanent):
+    """The job's next call could cost more than its `max_cost_usd` leaves: it fails.
+
+    Its stored error kind is `cost-cap-reached` (`error_kind`), and its message says
+    what the job has spent.
+    """
+
+    error_kind = "cost-cap-reached"
 
 
 class WebhookTargetRefused(ConfigError):

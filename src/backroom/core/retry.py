@@ -136,10 +136,12 @@ class ErrorClassifier:
 
 
 def error_info(error: BaseException) -> ErrorInfo:
-    """The stored form of an exception: its class name and message."""
+    """The stored form of an exception: its kind (its `error_kind`, else its class
+    name) and message."""
     if isinstance(error, TimeoutError) and not str(error):
         return ErrorInfo("TimeoutError", "timeout")
-    return ErrorInfo(type(error).__name__, str(error))
+    kind = getattr(error, "error_kind", None)
+    return ErrorInfo(kind if isinstance(kind, str) else type(error).__name__, str(error))
 
 
 def outcome_for_error(

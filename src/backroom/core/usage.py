@@ -51,7 +51,9 @@ class AttemptUsage:
     `cached_tokens` is the part of `input_tokens` served from the provider's prompt
     cache. `cost_pico_usd` is None when the model has no prices configured: the call
     is counted, but spends nothing against a budget. `at` is when the call ended (ms
-    since the epoch), which decides the budget day it counts against.
+    since the epoch), which decides the budget day it counts against. `estimated` marks
+    counts the provider did not report (a response without usage, a call cut off by a
+    crash): backroom's own upper estimate, never a silent 0.
     """
 
     job_id: int
@@ -66,6 +68,7 @@ class AttemptUsage:
     at: int
     provider: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    estimated: bool = False
 
     def __post_init__(self) -> None:
         counts = (self.input_tokens, self.cached_tokens, self.output_tokens)
@@ -78,7 +81,8 @@ class UsageTotals:
     """Tokens and cost summed over calls: a job's attempts, or a tenant's day.
 
     `cost_pico_usd` sums the priced calls; `unpriced_calls` counts the others (a model
-    without prices), whose cost is unknown.
+    without prices), whose cost is unknown;
+    `estimated_calls` counts those whose counts are backroom's estimates.
     """
 
     calls: int = 0
@@ -87,6 +91,7 @@ class UsageTotals:
     output_tokens: int = 0
     cost_pico_usd: int = 0
     unpriced_calls: int = 0
+    estimated_calls: int = 0
 
     @property
     def cost_usd(self) -> Decimal:
@@ -113,6 +118,7 @@ class UsageTotals:
             output_tokens=self.output_tokens + other.output_tokens,
             cost_pico_usd=self.cost_pico_usd + other.cost_pico_usd,
             unpriced_calls=self.unpriced_calls + other.unpriced_calls,
+            estimated_calls=self.estimated_calls + other.estimated_calls,
         )
 
     def plus(self, usage: AttemptUsage) -> UsageTotals:
@@ -124,6 +130,7 @@ class UsageTotals:
             output_tokens=self.output_tokens + usage.output_tokens,
             cost_pico_usd=self.cost_pico_usd + (usage.cost_pico_usd or 0),
             unpriced_calls=self.unpriced_calls + (usage.cost_pico_usd is None),
+            estimated_calls=self.estimated_calls + usage.estimated,
         )
 
 

@@ -9,6 +9,8 @@
     api_key_env = "OPENAI_API_KEY"           # the variable must then be set (see below)
     chat_only = false                        # true: use chat completions, not responses
     any_model = false                        # true: accept models not listed below
+    builtin_prices = true                    # false: no built-in prices (price_table.py)
+    background = false                       # true: Responses API background mode
 
     [providers.openai.models."gpt-4o-mini"]
     max_concurrency = 8                      # each limit is optional: absent means none
@@ -48,6 +50,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from backroom.core.errors import ConfigError
 from backroom.llm.model_limits import LaneCharging, ModelLimits
+from backroom.llm.price_table import builtin_prices
 from backroom.llm.pricing import Prices
 
 OPENAI_URL = "https://api.openai.com/v1"
@@ -82,12 +85,14 @@ class ProviderConfig:
     api_key: str | None = field(default=None, repr=False)
     chat_only: bool = False
     models: tuple[ModelConfig, ...] = ()
+    builtin_prices: bool = True
+    background: bool = False  # see `backroom.llm.providers.openai.background`
     any_model: bool = False
     """Accept models that `models` does not list (with no limits and no prices)."""
 
     def model(self, name: str) -> ModelConfig:
-        """The configured model `name`, or one with no limits and unknown prices."""
-        return self.configured_model(name) or ModelConfig(name)
+        """The configured model `name`, or one with no limits and the built-in prices."""
+        return self.configured_model(name) or self._unlisted(name)
 
     def configured_model(self, name: str) -> ModelConfig | None:
         """The model `name` as `models` lists it, or None."""
@@ -107,12 +112,15 @@ class ProviderConfig:
         if model is not None:
             return model
         if self.any_model:
-            return ModelConfig(name)
+            return self._unlisted(name)
         listed = ", ".join(self.model_names()) or "none"
         raise ConfigError(
             f"model {name!r} is not configured for LLM provider {self.name!r} "
             f"(configured: {listed}; set any_model = true on the provider to allow any)"
         )
+
+    def _unlisted(self, name: str) -> ModelConfig:
+        return ModelConfig(name, prices=builtin_prices(name) if self.builtin_prices else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,8 +165,8 @@ class _ModelTable(BaseModel):
     cached_input_usd_per_million: Decimal | None = Field(default=None, ge=0)
     output_usd_per_million: Decimal | None = Field(default=None, ge=0)
 
-    def to_config(self, name: str) -> ModelConfig:
-        """The runtime form of this table, for the model called `name`."""
+    def to_config(self, name: str, builtin: bool) -> ModelConfig:
+        """This table for model `name`; without prices, the built-in ones if `builtin`."""
         limits = ModelLimits(
             self.max_concurrency,
             self.requests_per_minute,
@@ -166,7 +174,8 @@ class _ModelTable(BaseModel):
             self.default_output_tokens,
             self.charge_at,
         )
-        return ModelConfig(name, limits, self._prices(name))
+        prices = self._prices(name) or (builtin_prices(name) if builtin else None)
+        return ModelConfig(name, limits, prices)
 
     def _prices(self, name: str) -> Prices | None:
         given = (
@@ -198,6 +207,8 @@ class _ProviderTable(BaseModel):
     api_key_env: str | None = Field(default=None, min_length=1)
     chat_only: bool = False
     any_model: bool = False
+    builtin_prices: bool = True
+    background: bool = False
     models: dict[str, _ModelTable] = {}
 
 
@@ -229,7 +240,10 @@ def _api_key(name: str, table: _ProviderTable, env: Mapping[str, str]) -> str | 
 def _provider(name: str, table: _ProviderTable, env: Mapping[str, str]) -> ProviderConfig:
     api_key = _api_key(name, table, env)
     try:
-        models = tuple(model.to_config(model_name) for model_name, model in table.models.items())
+        models = tuple(
+            model.to_config(model_name, table.builtin_prices)
+            for model_name, model in table.models.items()
+        )
     except ConfigError as error:
         raise ConfigError(f"provider {name!r}: {error}") from None
     return ProviderConfig(
@@ -239,6 +253,8 @@ def _provider(name: str, table: _ProviderTable, env: Mapping[str, str]) -> Provi
         chat_only=table.chat_only,
         models=models,
         any_model=table.any_model,
+        builtin_prices=table.builtin_prices,
+        background=table.background,
     )
 
 

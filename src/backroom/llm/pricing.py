@@ -19,11 +19,14 @@ class Usage:
 
     `cached_tokens` is the part of `input_tokens` served from the provider's prompt
     cache (OpenAI counts it inside `input_tokens`, and bills it at a lower price).
+    `reported` is False when the provider sent no usage at all (a stream without its
+    usage chunk): the zeros are then unknown counts, to be estimated.
     """
 
     input_tokens: int = 0
     cached_tokens: int = 0
     output_tokens: int = 0
+    reported: bool = True
 
     def __post_init__(self) -> None:
         if min(self.input_tokens, self.cached_tokens, self.output_tokens) < 0:

@@ -10,7 +10,8 @@
     incomplete_details {reason: max_output_tokens | content_filter} or null
     response_id, model
     usage              {input_tokens, cached_tokens, output_tokens, reasoning_tokens,
-                       cost_usd}: reasoning tokens are part of the output tokens
+                       cost_usd, estimated}: reasoning tokens are part of the output
+                       tokens; `estimated` when the provider reported no usage
 
 Both APIs' answers are translated, so a result reads the same whichever API the
 provider speaks. With `fail_on_truncation`, an answer cut off by `max_output_tokens`
@@ -60,6 +61,7 @@ def result_json(result: LLMResult, usage: AttemptUsage, request: LLMRequest) -> 
             "output_tokens": usage.output_tokens,
             "reasoning_tokens": result.reasoning_tokens,
             "cost_usd": cost,
+            "estimated": usage.estimated,
         },
     }
 

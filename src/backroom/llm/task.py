@@ -5,23 +5,28 @@
     await respond.aclose()  # when the worker stops: closes the SDK clients
 
 Input `{model, input, instructions?, max_output_tokens?, temperature?, prompt_version?,
-provider?, stream?}` and the request features (see `RespondInput`); result
-`{output_text, status, finish_reason, incomplete_details, response_id, model, usage:
-{input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_usd}}` and, with
-the features, `output_parsed` and `tool_calls` (see `backroom.llm.result`), with
-`cost_usd` an exact decimal string, or null when the model has no prices configured. With `stream`,
-the text so far is stored as the job's partial output about every 250 ms, beside the
-attempt that streams it (`{"attempt": N, "text": ...}`, reset as each attempt starts).
+provider?, stream?, max_cost_usd?}` and the request features (see `RespondInput`);
+result `{output_text, status, finish_reason, incomplete_details, response_id, model,
+usage: {input_tokens, cached_tokens, output_tokens, reasoning_tokens, cost_usd,
+estimated}}` and, with the features, `output_parsed` and `tool_calls` (see
+`backroom.llm.result`), with `cost_usd` an exact decimal string, or null when the model
+has no prices; `estimated` is true when the provider reported no usage and the counts
+are backroom's estimate. With `stream`, the text so far is stored as the job's partial
+output about every 250 ms, beside the attempt that streams it (`{"attempt": N, "text":
+...}`, reset as each attempt starts).
 
-After every call that reached the provider, the handler tells a `CallSink` what it
-used and what the provider said about its limits: that is the one seam through which
-usage gets stored and lanes learn from responses.
+Every call is recorded before it is sent, its worst-case cost reserved under the
+tenant's budget and the job's `max_cost_usd`, and settled with its usage after
+(`backroom.llm.spend`). After every call that reached the provider, the handler tells
+a `CallSink` what it used and what the provider said about its limits: the seam
+through which lanes learn from responses.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import partial
 from typing import Protocol
 
 from backroom.app import App
@@ -32,12 +37,12 @@ from backroom.core.lane_health import CallOutcome
 from backroom.core.lane_routes import LaneRoute
 from backroom.core.lanes import LaneRequest
 from backroom.core.retry import Jitter, RetryPolicy
-from backroom.core.usage import AttemptUsage, pico_usd
+from backroom.core.usage import AttemptUsage
 from backroom.llm.admission import check_respond_input
-from backroom.llm.config import LLMConfig, ModelConfig
+from backroom.llm.config import LLMConfig, ProviderConfig
 from backroom.llm.lanes import charged_output, lane_request_for_payload, lane_tokens
-from backroom.llm.pricing import cost_usd
 from backroom.llm.progress import DeltaCallback, partial_output
+from backroom.llm.providers.openai.background import respond_in_background
 from backroom.llm.providers.openai.call import respond
 from backroom.llm.providers.openai.clients import HttpClientFactory, ProviderClients
 from backroom.llm.providers.openai.errors import RateLimited
@@ -45,6 +50,7 @@ from backroom.llm.ratelimit_headers import RateLimitSnapshot
 from backroom.llm.request import LLMResult
 from backroom.llm.result import check_truncation, result_json
 from backroom.llm.routes import lane_route_for_payload, route_for_lane
+from backroom.llm.spend import OpenedCall, SpendLedger
 from backroom.llm.task_input import RespondInput
 from backroom.llm.usage_sink import StoreCallSink
 from backroom.tasks import Submitter, Task
@@ -95,39 +101,6 @@ class CallSink(Protocol):
         """Record one call's usage and what it taught about its lane."""
 
 
-def attempt_usage(
-    job: Job,
-    job_input: RespondInput,
-    model: ModelConfig,
-    result: LLMResult,
-    now: int,
-    *,
-    provider: str | None = None,
-) -> AttemptUsage:
-    """What an answered call to `provider` used and cost, charged to `job`'s tenant at
-    `now` and labelled with the job's metadata (for usage reports).
-
-    Priced at the configured prices of the model the job asked for (a provider may
-    answer with a dated variant of it), so usage groups by the names jobs use.
-    """
-    tokens = result.usage
-    cost = None if model.prices is None else pico_usd(cost_usd(tokens, model.prices))
-    return AttemptUsage(
-        job_id=job.id,
-        attempt=job.attempt,
-        tenant=job.tenant,
-        model=model.name,
-        prompt_version=job_input.prompt_version,
-        input_tokens=tokens.input_tokens,
-        cached_tokens=tokens.cached_tokens,
-        output_tokens=tokens.output_tokens,
-        cost_pico_usd=cost,
-        at=now,
-        provider=provider,
-        metadata=job.metadata,
-    )
-
-
 def _failure_report(job: Job, lane: str, sent_at: int, error: JobError, now: int) -> CallReport:
     if isinstance(error, RateLimited):
         pause_until = None if error.after_ms is None else now + error.after_ms
@@ -152,6 +125,7 @@ class RespondTask:
         self,
         config: LLMConfig,
         sink: CallSink,
+        ledger: SpendLedger,
         *,
         call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
         http_clients: Mapping[str, HttpClientFactory] | None = None,
@@ -160,6 +134,7 @@ class RespondTask:
         self._config = config
         self._sink = sink
         self._retry = retry
+        self._ledger = ledger
         self._clients = ProviderClients(call_timeout_s, http_clients)
 
     def task(self) -> Task:
@@ -175,6 +150,7 @@ class RespondTask:
             check_input=self.check_input,
             lane_route=self.lane_route,
             retry=self._retry,
+            unpriced_model=self.unpriced_model,
         )
 
     def lane_route(self, payload: JSON) -> LaneRoute | None:
@@ -189,6 +165,15 @@ class RespondTask:
         """The lane a job with input `payload` runs in, or None if the input is unusable."""
         return lane_request_for_payload(payload, self._config)
 
+    def unpriced_model(self, payload: JSON) -> str | None:
+        """The model a job with input `payload` names if it has no price, else None."""
+        try:
+            job_input = RespondInput.parse(payload)
+            model = job_input.provider_in(self._config).model(job_input.model)
+        except Permanent:
+            return None  # an unusable input: the handler fails it with the reason
+        return model.name if model.prices is None else None
+
     async def aclose(self) -> None:
         """Close the SDK clients' connections."""
         await self._clients.aclose()
@@ -199,25 +184,20 @@ class RespondTask:
         # The job's current lane: its own (provider, model), or a fallback it moved to.
         route = route_for_lane(job_input, self._config, ctx.job.lane)
         provider, model, lane = route.provider, route.model, route.lane
-        request = replace(job_input.request(), model=model.name)
         clock = ctx.clock
-        if request.stream:  # a retry streams anew: drop an earlier attempt's text
+        if job_input.stream:  # a retry streams anew: drop an earlier attempt's text
             await ctx.progress(0.0, partial=partial_output(ctx.attempt, ""))
+        asked = replace(job_input.request(), model=model.name)
+        call = await self._ledger.open(ctx.job, job_input, provider, model, asked, clock.now())
+        request = call.request
         sent_at = clock.now()
         try:
-            result = await respond(
-                self._clients.client(provider),
-                request,
-                chat_only=provider.chat_only,
-                clock=clock,
-                on_delta=_partial_output(ctx) if request.stream else None,
-            )
+            result = await self._send(ctx, provider, call)
         except JobError as error:
+            await self._ledger.failed(call, error, clock.now())
             await self._sink.call_ended(_failure_report(ctx.job, lane, sent_at, error, clock.now()))
             raise
-        usage = attempt_usage(
-            ctx.job, job_input, model, result, clock.now(), provider=provider.name
-        )
+        usage = await self._ledger.answered(call, result, clock.now())
         charged = lane_tokens(result.usage, charged_output(request, model.limits))
         await self._sink.call_ended(
             CallReport(ctx.job, lane, sent_at, usage, charged, result.rate_limits)
@@ -228,6 +208,25 @@ class RespondTask:
             await ctx.progress(1.0, partial=partial_output(ctx.attempt, result.output_text))
         check_truncation(result, fail_on_truncation=job_input.fail_on_truncation)
         return result_json(result, usage, request)
+
+    async def _send(self, ctx: JobContext, provider: ProviderConfig, call: OpenedCall) -> LLMResult:
+        """Send the call (in background mode: create it, or take up an earlier attempt's)."""
+        client = self._clients.client(provider)
+        if provider.background and not provider.chat_only:
+            return await respond_in_background(
+                client,
+                call.request,
+                clock=ctx.clock,
+                on_created=partial(self._ledger.created, call),
+                resume_id=call.resume_id,
+            )
+        return await respond(
+            client,
+            call.request,
+            chat_only=provider.chat_only,
+            clock=ctx.clock,
+            on_delta=_partial_output(ctx) if call.request.stream else None,
+        )
 
 
 def register_llm_tasks(
@@ -241,14 +240,20 @@ def register_llm_tasks(
 ) -> RespondTask:
     """Register `llm.respond` on `app`; close the returned task's clients when done.
 
-    Calls are reported to `sink`, by default a `StoreCallSink`: usage and lane
+    Each call is recorded in the app's store before it is sent and settled after (see
+    `backroom.llm.spend`), and reported to `sink`, by default a `StoreCallSink`: lane
     settlements go to the app's store. `http_clients` gives providers, by name, an HTTP
     client of their own (see `backroom.llm.mock.offline`). `retry` replaces the
     default policy for provider incidents (`RESPOND_RETRY`: minutes, not seconds).
     """
     chosen = StoreCallSink(app) if sink is None else sink
     respond_task = RespondTask(
-        config, chosen, call_timeout_s=call_timeout_s, http_clients=http_clients, retry=retry
+        config,
+        chosen,
+        SpendLedger(lambda: app.store),
+        call_timeout_s=call_timeout_s,
+        http_clients=http_clients,
+        retry=retry,
     )
     app.tasks.add(respond_task.task())
     app.close_with(respond_task.aclose)

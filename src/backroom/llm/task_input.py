@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Annotated
 
 import pydantic
@@ -97,6 +98,8 @@ class RespondInput(BaseModel):
     `fallbacks` lists alternatives in order (see `backroom.llm.routes`), and
     `attempts_per_lane` how many failed attempts on one lane move the job to the next
     (default: the config's `fallback_after_attempts`).
+    `max_cost_usd` caps what all the job's attempts may cost together (see
+    `backroom.llm.spend`).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -129,6 +132,8 @@ class RespondInput(BaseModel):
         if self.tool_choice == "required" and not names:
             raise ValueError("tool_choice 'required' needs tools")
         return self
+
+    max_cost_usd: Decimal | None = Field(default=None, gt=0)
 
     @classmethod
     def parse(cls, payload: JSON) -> RespondInput:

@@ -1,11 +1,10 @@
-"""The `CallSink` of a running service: usage into the store, lessons into the lane.
+"""The `CallSink` of a running service: what each call taught, into its lane.
 
-Each call that reached the provider leaves two writes: its usage (keyed by job and
-attempt, so a repeat replaces rather than adds) and its settlement in the lane
-(`Store.lane_settle`): the real tokens settle the grant's estimate and free its
-slot, the `x-ratelimit-*` headers throttle the lane, a 429 pauses it for every
-worker (its Retry-After, or a growing backoff), and a run of server errors opens its
-breaker.
+Each call that reached the provider is settled in its lane (`Store.lane_settle`): the
+real tokens settle the grant's estimate and free its slot, the `x-ratelimit-*`
+headers throttle the lane, a 429 pauses it for every worker (its Retry-After, or a
+growing backoff), and a run of server errors opens its breaker. Its usage is stored
+already, with the call's record (`backroom.llm.spend`).
 """
 
 from __future__ import annotations
@@ -36,17 +35,15 @@ def lane_settlement(report: CallReport, jitter: float = 0.5) -> LaneSettlement:
 
 
 class StoreCallSink:
-    """Records each call's usage and settles its lane in `app`'s store, at `app`'s time."""
+    """Settles each call's lane in `app`'s store, at `app`'s time."""
 
     def __init__(self, app: App, rng: random.Random | None = None) -> None:
         self._app = app
         self._rng = rng or random.Random()
 
     async def call_ended(self, report: CallReport) -> None:
-        """Store the call's usage, then settle its lane grant with what it taught."""
+        """Settle the call's lane grant with what it taught."""
         store = self._app.store
-        if report.usage is not None:
-            await store.record_usage(report.usage)
         now = self._app.clock.now()
         settlement = lane_settlement(report, self._rng.random())
         await store.lane_settle(report.job.lease, settlement, now)

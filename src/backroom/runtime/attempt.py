@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from backroom.clock import Clock
 from backroom.context import JobContext
-from backroom.core.errors import InvalidJson, LaneLimited, LeaseLost, Retryable
+from backroom.core.errors import BudgetRefused, InvalidJson, LaneLimited, LeaseLost, Retryable
 from backroom.core.job import ErrorInfo, Job
 from backroom.core.outcome import Cancelled, Failed, Outcome, Released, Succeeded
 from backroom.core.plain_json import check_plain_json
@@ -106,6 +106,8 @@ class AttemptRunner:
                 waiting = await self._gate.refused(job, error)
                 if waiting is not None:
                     return await self._fallbacks.after_failure(job, task, waiting)
+            if isinstance(error, BudgetRefused):
+                return self._gate.budget_refused(job, error)
             return await self._fallbacks.after_failure(job, task, self._failure(job, error, task))
         return _success(result)
 

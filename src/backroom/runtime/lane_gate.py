@@ -25,7 +25,7 @@ import logging
 import random
 
 from backroom.clock import Clock
-from backroom.core.errors import LaneLimited, StoreError
+from backroom.core.errors import BudgetRefused, LaneLimited, StoreError
 from backroom.core.job import AttemptOutcome, ErrorInfo, Job, WaitReason
 from backroom.core.lane_health import rate_limit_backoff_ms
 from backroom.core.lanes import Denied
@@ -46,6 +46,9 @@ grows to a minute, far more than a busy lane refuses a job, and an end for a cal
 provider never accepts."""
 STORE_RETRY_MS = 1_000
 """How long a job waits when the store failed before it could start."""
+BUDGET_SETTLE_RETRY_MS = 1_000
+"""How long a job waits whose call the budget holds no room for while calls are in
+flight: their reservations are worst cases, and settling frees what they did not use."""
 
 BUDGET_EXHAUSTED = "BudgetExhausted"
 """The error kind of a job that met its tenant's spent daily budget."""
@@ -136,6 +139,20 @@ class LaneGate:
             f"tenant {job.tenant!r} has spent ${usd(spent):f} of its daily LLM budget "
             f"of ${usd(budget.limit_pico_usd):f} (UTC day)",
         )
+        return self._budget_outcome(error, now)
+
+    def budget_refused(self, job: Job, refusal: BudgetRefused) -> Outcome:
+        """How the attempt ends whose call its tenant's budget could not hold (the
+        call was not sent): wait for the calls in flight to settle, or for the next
+        UTC day (or fail, if the worker is set so)."""
+        now = self._clock.now()
+        if not refusal.until_next_day:
+            return Deferred(
+                now + BUDGET_SETTLE_RETRY_MS, f"budget held by calls in flight: {refusal}"
+            )
+        return self._budget_outcome(ErrorInfo(BUDGET_EXHAUSTED, str(refusal)), now)
+
+    def _budget_outcome(self, error: ErrorInfo, now: int) -> Outcome:
         if self._over_budget is OverBudget.FAIL:
             return Failed(error)
         return Deferred(

@@ -65,6 +65,7 @@ async def issue_key(
     max_queued: int | None = None,
     admin: bool = False,
     daily_budget: DailyBudget | None = None,
+    max_job_cost_pico_usd: int | None = None,
 ) -> tuple[Tenant, str]:
     """Create tenant `name` (or update its caps) with a new key; return both.
 
@@ -79,6 +80,7 @@ async def issue_key(
         max_queued=max_queued,
         admin=admin,
         daily_budget=daily_budget,
+        max_job_cost_pico_usd=max_job_cost_pico_usd,
     )
     stored = await app.store.create_tenant(tenant, hash_api_key(key))
     return stored, key
@@ -110,12 +112,20 @@ async def create_new_tenant(
     max_queued: int | None = None,
     admin: bool = False,
     daily_budget: DailyBudget | None = None,
+    max_job_cost_pico_usd: int | None = None,
 ) -> tuple[Tenant, str]:
     """Create tenant `name` with a first key, or raise `TenantExists` (nothing changes)."""
     check_tenant_name(name)
     if await app.store.get_tenant(name) is not None:
         raise TenantExists(name)
-    return await issue_key(app, name, max_queued=max_queued, admin=admin, daily_budget=daily_budget)
+    return await issue_key(
+        app,
+        name,
+        max_queued=max_queued,
+        admin=admin,
+        daily_budget=daily_budget,
+        max_job_cost_pico_usd=max_job_cost_pico_usd,
+    )
 
 
 async def add_key(app: AppParts, name: str, *, read_only: bool = False) -> str:
@@ -150,6 +160,7 @@ def caller_for(holder: KeyHolder) -> Caller:
         admin=tenant.admin,
         max_queued=tenant.max_queued,
         daily_budget=tenant.daily_budget,
+        max_job_cost_pico_usd=tenant.max_job_cost_pico_usd,
         read_only=holder.read_only,
     )
 

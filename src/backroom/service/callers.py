@@ -23,6 +23,7 @@ class Caller:
     max_queued: int | None = None
     daily_budget: DailyBudget | None = None
     read_only: bool = False
+    max_job_cost_pico_usd: int | None = None
 
     @property
     def scope(self) -> str | None:

@@ -60,6 +60,8 @@ def usage_document(totals: UsageTotals) -> dict[str, Any]:
         "cached_tokens": totals.cached_tokens,
         "output_tokens": totals.output_tokens,
         "cost_usd": None if cost is None else usd_text(cost),
+        "unpriced_calls": totals.unpriced_calls,
+        "estimated_calls": totals.estimated_calls,
     }
 
 

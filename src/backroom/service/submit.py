@@ -27,6 +27,7 @@ from backroom.service.callers import Caller
 from backroom.service.context import AppParts
 from backroom.service.documents import job_document, usd_text
 from backroom.service.replies import Reply, invalid_field, job_location, problem
+from backroom.service.spend_checks import unpriced_refusal
 from backroom.service.submit_input import checked_lane, has_budget, refused_input
 from backroom.service.webhooks import prepare_job_webhook
 from backroom.tasks import Submitter
@@ -204,7 +205,7 @@ async def prepare_job(
 ) -> Prepared | Reply:
     """Check `submission` and build its job, as `submit_job` does before storing it;
     the 422 it earns when a check fails."""
-    invalid = _invalid(app, submission, policy)
+    invalid = _invalid(app, submission, policy) or unpriced_refusal(app, caller, submission)
     if invalid is not None:
         return invalid
     if submission.webhook_url is not None:

@@ -58,6 +58,7 @@ async def update_tenant(
     *,
     max_queued: int | Keep | None = KEEP,
     daily_budget: DailyBudget | Keep | None = KEEP,
+    max_job_cost_pico_usd: int | Keep | None = KEEP,
 ) -> Tenant:
     """Change only the given caps of tenant `name` (None: no cap); `UnknownTenant`."""
     tenant = await _known(app, name)
@@ -65,6 +66,9 @@ async def update_tenant(
         name,
         tenant.max_queued if isinstance(max_queued, Keep) else max_queued,
         tenant.daily_budget if isinstance(daily_budget, Keep) else daily_budget,
+        tenant.max_job_cost_pico_usd
+        if isinstance(max_job_cost_pico_usd, Keep)
+        else max_job_cost_pico_usd,
     )
     if updated is None:  # removed between the two calls
         raise UnknownTenant(name)

@@ -19,6 +19,7 @@ from backroom.core.job import JSON, Attempt, Job, JobEvent, JobState, Lease, New
 from backroom.core.lane_settlement import LaneSettlement
 from backroom.core.lanes import Denied, Grant, LaneRequest
 from backroom.core.outcome import Outcome
+from backroom.store.call_protocol import CallStore
 from backroom.store.feed_protocol import EventFeed, FeedStore, WebhookStore
 from backroom.store.insight_protocol import InsightStore
 from backroom.store.queue_protocol import QueueStore
@@ -38,11 +39,10 @@ from backroom.store.usage_protocol import UsageStore
 
 # The values are records; they are named here too, where the store's users look.
 __all__ = ["HeartbeatResult", "JobFilter", "KeyInfo", "OnceRecord", "QueueStats", "RedriveFilter"]
-__all__ += ["Tenant"]
 __all__ += ["AdminStore", "AttemptStore", "EventStore", "HandlerWriteStore", "JobStore"]
 __all__ += ["LaneStore", "LeaseStore", "ServiceStore", "Store", "TenantStore", "UsageStore"]
 __all__ += ["EventFeed", "InsightStore", "QueueStore", "WebhookStore", "WorkerStore"]
-__all__ += ["WriteCheck"]
+__all__ += ["CallStore", "Tenant", "WriteCheck"]
 
 
 class JobStore(Protocol):
@@ -231,9 +231,8 @@ class AdminStore(Protocol):
         """Release connections and threads."""
 
 
-class AttemptStore(HandlerWriteStore, LaneStore, UsageStore, EventStore, Protocol):
-    """What running one attempt needs: its handler's writes, and the lane gate's lanes,
-    budgets (tenant and usage) and attempt history."""
+class AttemptStore(HandlerWriteStore, LaneStore, UsageStore, CallStore, EventStore, Protocol):
+    """What one attempt needs: handler writes, paid calls, lanes, budgets, its history."""
 
     async def get_tenant(self, name: str) -> Tenant | None:
         """The tenant called `name`, or None."""
@@ -265,6 +264,7 @@ class Store(
     TenantStore,
     LaneStore,
     UsageStore,
+    CallStore,
     EventStore,
     AdminStore,
     FeedStore,

@@ -180,7 +180,9 @@ class Tenant:
     """A customer of the service: its name, caps, and whether its keys are admin keys.
 
     `max_queued` caps the tenant's jobs that are queued or running (None: no cap);
-    `daily_budget` caps its LLM spend per UTC day (None: no cap).
+    `daily_budget` caps its LLM spend per UTC day (None: no cap);
+    `max_job_cost_pico_usd` caps what one of its jobs' LLM calls may cost together,
+    for a job that sets no `max_cost_usd` of its own (None: no cap).
     """
 
     name: str
@@ -188,6 +190,7 @@ class Tenant:
     max_queued: int | None = None
     admin: bool = False
     daily_budget: DailyBudget | None = None
+    max_job_cost_pico_usd: int | None = None
 
 
 KEY_ID_LENGTH = 12

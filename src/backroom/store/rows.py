@@ -150,6 +150,7 @@ def tenant_from_row(row: Row) -> Tenant:
         max_queued=row["max_queued"],
         admin=bool(row["admin"]),
         daily_budget=None if budget is None else DailyBudget(budget),
+        max_job_cost_pico_usd=row["max_job_cost_pico_usd"],
     )
 
 

@@ -20,7 +20,11 @@ class TenantStore(Protocol):
         (a key that may only look, with `read_only`)."""
 
     async def update_tenant(
-        self, name: str, max_queued: int | None, daily_budget: DailyBudget | None
+        self,
+        name: str,
+        max_queued: int | None,
+        daily_budget: DailyBudget | None,
+        max_job_cost_pico_usd: int | None,
     ) -> Tenant | None:
         """Set the caps of tenant `name` (None: no cap); the tenant, or None if unknown."""
 

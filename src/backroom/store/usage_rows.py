@@ -30,6 +30,7 @@ USAGE_COLUMNS = (
     "at",
     "provider",
     "metadata",
+    "estimated",
 )
 """The columns of `llm_usage`, in the order `usage_columns` gives their values."""
 
@@ -49,6 +50,7 @@ def usage_columns(usage: AttemptUsage) -> tuple[Any, ...]:
         usage.at,
         usage.provider,
         dump_json(usage.metadata),
+        usage.estimated,
     )
 
 
@@ -56,6 +58,7 @@ def usage_from_row(row: Row) -> AttemptUsage:
     """The `AttemptUsage` a row of `llm_usage` holds."""
     values = {column: row[column] for column in USAGE_COLUMNS}
     values["metadata"] = load_json(row["metadata"])
+    values["estimated"] = bool(row["estimated"])
     return AttemptUsage(**values)
 
 
@@ -64,7 +67,8 @@ TOTALS_SELECT = """count(*) AS calls,
        COALESCE(sum(cached_tokens), 0) AS cached_tokens,
        COALESCE(sum(output_tokens), 0) AS output_tokens,
        COALESCE(sum(cost_pico_usd), 0) AS cost_pico_usd,
-       count(*) - count(cost_pico_usd) AS unpriced_calls"""
+       count(*) - count(cost_pico_usd) AS unpriced_calls,
+       COALESCE(sum(CASE WHEN estimated THEN 1 ELSE 0 END), 0) AS estimated_calls"""
 """The select list that sums `llm_usage` rows into `usage_totals_from_row`'s columns."""
 
 
@@ -77,6 +81,7 @@ def usage_totals_from_row(row: Row) -> UsageTotals:
         output_tokens=int(row["output_tokens"]),
         cost_pico_usd=int(row["cost_pico_usd"]),
         unpriced_calls=int(row["unpriced_calls"]),
+        estimated_calls=int(row["estimated_calls"]),
     )
 
 

@@ -58,6 +58,9 @@ class UsageTotalsDocument(BaseModel):
         description="Exact US dollars, as a decimal string; null when a call had no price "
         "(a model without prices: its cost is unknown)."
     )
+    estimated_calls: int = Field(
+        0, description="Calls counted by backroom's estimate: the provider reported no usage."
+    )
 
 
 class UsageGroupDocument(UsageTotalsDocument):

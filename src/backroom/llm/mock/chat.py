@@ -76,7 +76,8 @@ def completion_body(reply: Reply) -> JSON:
         "finish_reason": _finish_reason(reply),
         "logprobs": None,
     }
-    return _envelope(reply, "chat.completion", choices=[choice], usage=_usage(reply))
+    usage = _usage(reply) if reply.reports_usage else None
+    return _envelope(reply, "chat.completion", choices=[choice], usage=usage)
 
 
 def _chunk(reply: Reply, delta: JSON, finish_reason: str | None = None) -> str:
@@ -106,7 +107,7 @@ async def completion_chunks(
             return
         await pause()
     yield _chunk(reply, {}, _finish_reason(reply))
-    if include_usage:
+    if include_usage and reply.reports_usage:
         usage_chunk = _envelope(reply, "chat.completion.chunk", choices=[], usage=_usage(reply))
         yield f"data: {json.dumps(usage_chunk)}\n\n"
     yield "data: [DONE]\n\n"

@@ -8,6 +8,7 @@ NAME is one of
     malformed_chunk     a stream sends a chunk that is not JSON (a plain call: half a body)
     cut_off             the connection closes mid-stream (a plain call: mid-body)
     no_terminal         a stream ends without its last event (a plain call gets a 500)
+    no_usage            answer, but without usage (no usage chunk, `usage: null`)
     insufficient_quota  429 with the `insufficient_quota` code (out of credit)
     400 ... 599         that HTTP status, with an OpenAI-style error body
 Options:
@@ -37,7 +38,7 @@ from backroom.llm.mock.broken import STREAM_FAULTS
 from backroom.llm.mock.errors import error_response
 
 DIRECTIVE = re.compile(r"\[fault:([a-z0-9_]+)((?::[a-z-]+=[^:\]\s]+)*)\]")
-NAMED_FAULTS = frozenset({"timeout", "insufficient_quota", *STREAM_FAULTS})
+NAMED_FAULTS = frozenset({"timeout", "insufficient_quota", "no_usage", *STREAM_FAULTS})
 # Options whose value is sent as it is, under this header name.
 _HEADER_OPTIONS = {
     "retry-after": "retry-after",

@@ -46,6 +46,7 @@ class _ResponsesBody(BaseModel):
     instructions: str | None = None
     max_output_tokens: int | None = Field(default=None, gt=0)
     stream: bool = False
+    background: bool = False
 
 
 class _StreamOptions(BaseModel):
@@ -79,6 +80,8 @@ class Prompt:
     stream: bool
     stream_usage: bool = True
     """Whether a stream ends with usage (chat completions send it only when asked)."""
+    background: bool = False
+    """A Responses API call in background mode: answered at once, retrieved later."""
     features: Features = field(default_factory=Features)
     """Structured output, tools, reasoning, stop sequences, images (see `mock.features`)."""
 
@@ -102,6 +105,7 @@ def prompt_from_responses(body: object) -> Prompt:
         max_output_tokens=request.max_output_tokens,
         stream=request.stream,
         features=features_from_responses(body if isinstance(body, dict) else {}),
+        background=request.background,
     )
 
 

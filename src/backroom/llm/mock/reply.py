@@ -58,6 +58,9 @@ class Reply:
         """The ids of the answer's function call item and of the call itself."""
         return f"fc_mock{self.number:08d}", f"call_mock{self.number:08d}"
 
+    reports_usage: bool = True
+    """False for the `no_usage` fault: the answer carries no usage at all."""
+
     def deltas(self) -> list[str]:
         """The text in streaming pieces, one word each; joined they give `text`."""
         return _DELTA.findall(self.text)

@@ -86,7 +86,7 @@ def _response(reply: Reply, status: str) -> JSON:
         "tools": [],
         "error": None,
         "incomplete_details": None,
-        "usage": _usage(reply) if finished else None,
+        "usage": _usage(reply) if finished and reply.reports_usage else None,
         "top_p": reply.features.top_p,
         "metadata": reply.features.metadata,
     }
@@ -95,6 +95,11 @@ def _response(reply: Reply, status: str) -> JSON:
     if status == "failed":
         body["error"] = {"code": "server_error", "message": _STREAM_FAILURE_MESSAGE}
     return body
+
+
+def response_in(reply: Reply, status: str) -> JSON:
+    """The response object in `status` (a background response's `queued` too)."""
+    return _response(reply, status)
 
 
 def response_body(reply: Reply) -> JSON:

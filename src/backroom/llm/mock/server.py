@@ -4,7 +4,9 @@
 deterministic text (see `mock_reply`) and real usage counts. When limits are set,
 every answer to a well-formed request carries `x-ratelimit-*` headers, and a call
 past a limit gets a real 429 with Retry-After (see `mock_limits`). Directives in the
-prompt script failures (see `mock_faults`). A request that was answered before is
+prompt script failures (see `mock_faults`). A Responses API call with `background: true`
+is answered at once, queued, and `GET /v1/responses/{id}` shows it in progress until
+the latency has passed, then done (see `mock.background`). A request that was answered before is
 answered again with all its input tokens counted as cached, as a prompt cache would.
 
 All time (latency, stream pacing, rate limits) comes from the injected `Clock`, and
@@ -14,7 +16,7 @@ all state lives in the app that `create_mock_app` returns.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import uvicorn
@@ -22,6 +24,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
 from backroom.clock import Clock, SystemClock
+from backroom.llm.mock.background import BackgroundResponses
 from backroom.llm.mock.broken import PLAIN_CALL_BREAKS, STREAM_FAULTS, CuttableResponse, broken_body
 from backroom.llm.mock.charge import ChargeAt, TokenCharge
 from backroom.llm.mock.chat import completion_body, completion_chunks
@@ -110,6 +113,7 @@ class _MockProvider:
         self._faults = FaultCounter()
         self._answered: set[str] = set()
         self._replies = 0
+        self.background = BackgroundResponses(clock, config.latency_ms)
 
     def _limiter(self, model: str, now: int) -> ModelLimiter:
         if model not in self._limiters:
@@ -146,6 +150,8 @@ class _MockProvider:
         if fault is not None and fault.applies_to(prompt.model) and self._faults.fires(fault, key):
             return await self._fail(call, fault)
         self._answered.add(key)
+        if prompt.background:
+            return self.background.create(reply, call.headers)
         return await self._answer(call)
 
     async def _fail(self, call: _Call, fault: Fault) -> Response:
@@ -156,6 +162,9 @@ class _MockProvider:
             return await self._answer(call, fault.name)
         if fault.name in PLAIN_CALL_BREAKS:
             return broken_body(fault.name, call.endpoint.body(call.reply))
+        if fault.name == "no_usage":
+            silent = replace(call.reply, reports_usage=False)
+            return await self._answer(replace(call, reply=silent))
         return fault_response(fault, now=self._clock.now(), headers=call.headers)
 
     async def _answer(self, call: _Call, fault: str | None = None) -> Response:
@@ -177,6 +186,11 @@ def create_mock_app(config: MockConfig, clock: Clock) -> FastAPI:
     async def create_response(request: Request) -> Response:
         """The Responses API."""
         return await provider.handle(request, _RESPONSES)
+
+    @app.get("/v1/responses/{response_id}")
+    async def retrieve_response(response_id: str) -> Response:
+        """A background response as it stands."""
+        return provider.background.retrieve(response_id)
 
     @app.post("/v1/chat/completions")
     async def create_chat_completion(request: Request) -> Response:

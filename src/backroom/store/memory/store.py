@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from backroom.core.errors import ConfigError
 from backroom.core.job import JobState
 from backroom.store.memory import queries, retention
+from backroom.store.memory.calls import MemoryCalls
 from backroom.store.memory.feed_methods import MemoryFeed
 from backroom.store.memory.handler_writes import MemoryHandlerWrites
 from backroom.store.memory.insight import MemoryInsight
@@ -45,6 +46,7 @@ class MemoryStore(
     MemoryLanes,
     MemoryLaneMoves,
     MemoryUsage,
+    MemoryCalls,
     MemoryEvents,
     MemoryFeed,
     MemoryPauses,

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from backroom.core.job import JobEvent, JobState, Lease
+from backroom.core.spend import CallIntent, CallState
 from backroom.core.usage import AttemptUsage
 from backroom.core.webhooks import (
     DeliveryAttempt,
@@ -141,6 +142,15 @@ class LaneRow(Record):
     failure_streak: int = 0
 
 
+@dataclass(slots=True)
+class CallRow:
+    """One paid LLM call's record (`llm_calls`)."""
+
+    intent: CallIntent
+    state: CallState
+    response_id: str | None = None
+
+
 @dataclass
 class WebhookTables:
     """Webhook subscriptions, signing secrets, deliveries and their attempts."""
@@ -169,6 +179,7 @@ class MemoryTables:
     session_secret: str | None = None
     lanes: dict[str, LaneRow] = field(default_factory=dict)
     usage: dict[int, dict[int, AttemptUsage]] = field(default_factory=dict)
+    calls: dict[tuple[int, int], CallRow] = field(default_factory=dict)
     # The event feed: every job's events in one order, as (event id, job id, event).
     feed: list[tuple[int, int, JobEvent]] = field(default_factory=list)
     last_event_id: int = 0

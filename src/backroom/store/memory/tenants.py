@@ -29,6 +29,7 @@ def _create_tenant(tables: MemoryTables, tenant: Tenant, key_hash: str, read_onl
             max_queued=tenant.max_queued,
             admin=tenant.admin,
             daily_budget=tenant.daily_budget,
+            max_job_cost_pico_usd=tenant.max_job_cost_pico_usd,
         )
     tables.tenants[tenant.name] = tenant
     tables.api_keys[key_hash] = key
@@ -59,13 +60,16 @@ def _revoke_keys(tables: MemoryTables, tenant: str, now: int) -> int:
 
 
 def _update_tenant(
-    tables: MemoryTables, name: str, max_queued: int | None, budget: DailyBudget | None
+    tables: MemoryTables, name: str, caps: tuple[int | None, DailyBudget | None, int | None]
 ) -> Tenant | None:
-    """Set the tenant's caps; the tenant, or None if unknown."""
+    """Set the tenant's caps (max queued, daily budget, max job cost); the tenant, or None."""
     known = tables.tenants.get(name)
     if known is None:
         return None
-    tenant = dataclasses.replace(known, max_queued=max_queued, daily_budget=budget)
+    max_queued, budget, max_job_cost = caps
+    tenant = dataclasses.replace(
+        known, max_queued=max_queued, daily_budget=budget, max_job_cost_pico_usd=max_job_cost
+    )
     tables.tenants[name] = tenant
     return tenant
 
@@ -101,10 +105,15 @@ class MemoryTenants(MemoryPart):
         return _create_tenant(self._tables, tenant, key_hash, read_only)
 
     async def update_tenant(
-        self, name: str, max_queued: int | None, daily_budget: DailyBudget | None
+        self,
+        name: str,
+        max_queued: int | None,
+        daily_budget: DailyBudget | None,
+        max_job_cost_pico_usd: int | None,
     ) -> Tenant | None:
         """Set the caps of tenant `name`; the tenant, or None if unknown."""
-        return _update_tenant(self._tables, name, max_queued, daily_budget)
+        caps = (max_queued, daily_budget, max_job_cost_pico_usd)
+        return _update_tenant(self._tables, name, caps)
 
     async def tenant_for_key(self, key_hash: str) -> KeyHolder | None:
         """The tenant an unrevoked key belongs to, with the key's role, or None."""

@@ -9,7 +9,7 @@ from backroom.store.records import UsageGroup, UsageQuery
 from backroom.store.usage_rows import merged_groups, usage_keys
 
 
-def _record_usage(tables: MemoryTables, usage: AttemptUsage) -> None:
+def record_usage_row(tables: MemoryTables, usage: AttemptUsage) -> None:
     """Store one attempt's usage, replacing what was stored for that attempt."""
     tables.usage.setdefault(usage.job_id, {})[usage.attempt] = usage
 
@@ -23,7 +23,7 @@ def _usage_totals(tables: MemoryTables, job_id: int) -> UsageTotals:
     return total_usage(tables.usage.get(job_id, {}).values())
 
 
-def _spent_pico_usd(tables: MemoryTables, tenant: str, since: int, until: int) -> int:
+def spent_pico_usd(tables: MemoryTables, tenant: str, since: int, until: int) -> int:
     """The tenant's spend on calls that ended in `[since, until)`."""
     return sum(
         usage.cost_pico_usd or 0
@@ -49,7 +49,7 @@ class MemoryUsage(MemoryPart):
 
     async def record_usage(self, usage: AttemptUsage) -> None:
         """Store what one attempt's call used; a repeat for the same attempt replaces it."""
-        _record_usage(self._tables, usage)
+        record_usage_row(self._tables, usage)
 
     async def usage_totals(self, job_id: int) -> UsageTotals:
         """What every attempt of the job used, summed."""
@@ -57,7 +57,7 @@ class MemoryUsage(MemoryPart):
 
     async def spent_pico_usd(self, tenant: str, since: int, until: int) -> int:
         """The tenant's LLM spend on calls that ended in `[since, until)`."""
-        return _spent_pico_usd(self._tables, tenant, since, until)
+        return spent_pico_usd(self._tables, tenant, since, until)
 
     async def usage_groups(self, query: UsageQuery) -> list[UsageGroup]:
         """Usage summed per distinct keys of the query's dimensions."""

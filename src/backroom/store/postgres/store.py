@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from backroom.core.job import JobState
 from backroom.store.postgres import queries, retention
+from backroom.store.postgres.calls import PostgresCalls
 from backroom.store.postgres.database import PostgresDatabase, PostgresSettings
 from backroom.store.postgres.feed_methods import PostgresFeed
 from backroom.store.postgres.handler_writes import PostgresHandlerWrites
@@ -40,6 +41,7 @@ class PostgresStore(
     PostgresLanes,
     PostgresLaneMoves,
     PostgresUsage,
+    PostgresCalls,
     PostgresEvents,
     PostgresFeed,
     PostgresPauses,

@@ -7,7 +7,9 @@ from backroom.store.postgres.part import PostgresPart
 from backroom.store.records import KeyHolder, KeyInfo, Tenant
 from backroom.store.rows import budget_column, tenant_from_row
 
-_TENANT_COLUMNS = "name, created_at, max_queued, admin, daily_budget_pico_usd"
+_TENANT_COLUMNS = (
+    "name, created_at, max_queued, admin, daily_budget_pico_usd, max_job_cost_pico_usd"
+)
 # Revokes only when exactly one of the tenant's keys, revoked or not, has the prefix.
 _REVOKE_ONE_KEY = (
     "UPDATE api_keys SET revoked_at = $1 WHERE tenant = $2 AND starts_with(key_hash, $3) "
@@ -24,16 +26,18 @@ class PostgresTenants(PostgresPart):
         async with self._database.connection() as connection:
             async with connection.transaction():
                 row = await connection.fetchrow(
-                    f"INSERT INTO tenants ({_TENANT_COLUMNS}) VALUES ($1, $2, $3, $4, $5) "
+                    f"INSERT INTO tenants ({_TENANT_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6) "
                     "ON CONFLICT (name) DO UPDATE SET max_queued = excluded.max_queued, "
                     "admin = excluded.admin, "
-                    "daily_budget_pico_usd = excluded.daily_budget_pico_usd "
+                    "daily_budget_pico_usd = excluded.daily_budget_pico_usd, "
+                    "max_job_cost_pico_usd = excluded.max_job_cost_pico_usd "
                     f"RETURNING {_TENANT_COLUMNS}",
                     tenant.name,
                     tenant.created_at,
                     tenant.max_queued,
                     tenant.admin,
                     budget_column(tenant.daily_budget),
+                    tenant.max_job_cost_pico_usd,
                 )
                 await connection.execute(
                     "INSERT INTO api_keys (key_hash, tenant, created_at, read_only) "
@@ -47,15 +51,20 @@ class PostgresTenants(PostgresPart):
             return tenant_from_row(row)
 
     async def update_tenant(
-        self, name: str, max_queued: int | None, daily_budget: DailyBudget | None
+        self,
+        name: str,
+        max_queued: int | None,
+        daily_budget: DailyBudget | None,
+        max_job_cost_pico_usd: int | None,
     ) -> Tenant | None:
         """Set the caps of tenant `name`; the tenant, or None if unknown."""
         async with self._database.connection() as connection:
             row = await connection.fetchrow(
-                "UPDATE tenants SET max_queued = $1, daily_budget_pico_usd = $2 WHERE name = $3 "
-                f"RETURNING {_TENANT_COLUMNS}",
+                "UPDATE tenants SET max_queued = $1, daily_budget_pico_usd = $2, "
+                f"max_job_cost_pico_usd = $3 WHERE name = $4 RETURNING {_TENANT_COLUMNS}",
                 max_queued,
                 budget_column(daily_budget),
+                max_job_cost_pico_usd,
                 name,
             )
             return None if row is None else tenant_from_row(row)
@@ -65,7 +74,8 @@ class PostgresTenants(PostgresPart):
         async with self._database.connection() as connection:
             row = await connection.fetchrow(
                 "SELECT t.name, t.created_at, t.max_queued, t.admin, t.daily_budget_pico_usd, "
-                "k.read_only FROM api_keys AS k JOIN tenants AS t ON t.name = k.tenant "
+                "t.max_job_cost_pico_usd, k.read_only "
+                "FROM api_keys AS k JOIN tenants AS t ON t.name = k.tenant "
                 "WHERE k.key_hash = $1 AND k.revoked_at IS NULL",
                 key_hash,
             )

@@ -19,12 +19,13 @@ from backroom.store.usage_rows import (
     usage_totals_from_row,
 )
 
-_RECORD = f"""
+RECORD_USAGE = f"""
 INSERT INTO llm_usage ({", ".join(USAGE_COLUMNS)})
 VALUES ({", ".join(f"${number}" for number in range(1, len(USAGE_COLUMNS) + 1))})
 ON CONFLICT (job_id, attempt) DO UPDATE SET
     {", ".join(f"{column} = excluded.{column}" for column in USAGE_COLUMNS[2:])}
 """
+"""Store one attempt's usage ($1.. in `USAGE_COLUMNS` order), replacing what was stored."""
 
 _JOB_TOTALS = f"SELECT {TOTALS_SELECT} FROM llm_usage WHERE job_id = $1"
 
@@ -54,7 +55,7 @@ class PostgresUsage(PostgresPart):
     async def record_usage(self, usage: AttemptUsage) -> None:
         """Store one attempt's usage, replacing what was stored for that attempt."""
         async with self._database.connection() as connection:
-            await connection.execute(_RECORD, *usage_columns(usage))
+            await connection.execute(RECORD_USAGE, *usage_columns(usage))
 
     async def usage_totals(self, job_id: int) -> UsageTotals:
         """Every recorded call of the job, summed."""

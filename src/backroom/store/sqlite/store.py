@@ -19,6 +19,7 @@ from backroom.store.new_work import NewWorkHints
 from backroom.store.records import JobCount, QueueStats, TaskBacklog
 from backroom.store.sqlite import queries
 from backroom.store.sqlite import retention as retention_sql
+from backroom.store.sqlite.calls import SqliteCalls
 from backroom.store.sqlite.commit_watch import CommitWatch
 from backroom.store.sqlite.connection import SqliteDatabase
 from backroom.store.sqlite.feed_methods import SqliteFeed
@@ -60,6 +61,7 @@ class SqliteStore(
     SqliteLanes,
     SqliteLaneMoves,
     SqliteUsage,
+    SqliteCalls,
     SqliteEvents,
     SqliteFeed,
     SqlitePauses,

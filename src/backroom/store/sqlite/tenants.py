@@ -9,7 +9,9 @@ from backroom.store.records import KeyHolder, KeyInfo, Tenant
 from backroom.store.rows import budget_column, tenant_from_row
 from backroom.store.sqlite.part import SqlitePart
 
-_TENANT_COLUMNS = "name, created_at, max_queued, admin, daily_budget_pico_usd"
+_TENANT_COLUMNS = (
+    "name, created_at, max_queued, admin, daily_budget_pico_usd, max_job_cost_pico_usd"
+)
 # Revokes only when exactly one of the tenant's keys, revoked or not, has the prefix.
 _REVOKE_ONE_KEY = (
     "UPDATE api_keys SET revoked_at = ?1 WHERE tenant = ?2 AND substr(key_hash, 1, ?4) = ?3 "
@@ -23,9 +25,10 @@ def _create_tenant(
 ) -> Tenant:
     """Insert the tenant, or update its caps if it exists, and add the key to it."""
     row = connection.execute(
-        f"INSERT INTO tenants ({_TENANT_COLUMNS}) VALUES (?, ?, ?, ?, ?) "
+        f"INSERT INTO tenants ({_TENANT_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) "
         "ON CONFLICT (name) DO UPDATE SET max_queued = excluded.max_queued, "
-        "admin = excluded.admin, daily_budget_pico_usd = excluded.daily_budget_pico_usd "
+        "admin = excluded.admin, daily_budget_pico_usd = excluded.daily_budget_pico_usd, "
+        "max_job_cost_pico_usd = excluded.max_job_cost_pico_usd "
         f"RETURNING {_TENANT_COLUMNS}",
         (
             tenant.name,
@@ -33,6 +36,7 @@ def _create_tenant(
             tenant.max_queued,
             int(tenant.admin),
             budget_column(tenant.daily_budget),
+            tenant.max_job_cost_pico_usd,
         ),
     ).fetchone()
     connection.execute(
@@ -43,13 +47,16 @@ def _create_tenant(
 
 
 def _update_tenant(
-    connection: sqlite3.Connection, name: str, max_queued: int | None, budget: DailyBudget | None
+    connection: sqlite3.Connection,
+    name: str,
+    caps: tuple[int | None, DailyBudget | None, int | None],
 ) -> Tenant | None:
-    """Set the tenant's caps; the tenant, or None if unknown."""
+    """Set the tenant's caps (max queued, daily budget, max job cost); the tenant, or None."""
+    max_queued, budget, max_job_cost = caps
     row = connection.execute(
-        "UPDATE tenants SET max_queued = ?, daily_budget_pico_usd = ? WHERE name = ? "
-        f"RETURNING {_TENANT_COLUMNS}",
-        (max_queued, budget_column(budget), name),
+        "UPDATE tenants SET max_queued = ?, daily_budget_pico_usd = ?, max_job_cost_pico_usd = ? "
+        f"WHERE name = ? RETURNING {_TENANT_COLUMNS}",
+        (max_queued, budget_column(budget), max_job_cost, name),
     ).fetchone()
     return None if row is None else tenant_from_row(row)
 
@@ -58,7 +65,7 @@ def _tenant_for_key(connection: sqlite3.Connection, key_hash: str) -> KeyHolder 
     """The tenant an unrevoked key belongs to, with the key's role, or None."""
     row = connection.execute(
         "SELECT t.name, t.created_at, t.max_queued, t.admin, t.daily_budget_pico_usd, "
-        "k.read_only "
+        "t.max_job_cost_pico_usd, k.read_only "
         "FROM api_keys AS k JOIN tenants AS t ON t.name = k.tenant "
         "WHERE k.key_hash = ? AND k.revoked_at IS NULL",
         (key_hash,),
@@ -131,11 +138,17 @@ class SqliteTenants(SqlitePart):
         )
 
     async def update_tenant(
-        self, name: str, max_queued: int | None, daily_budget: DailyBudget | None
+        self,
+        name: str,
+        max_queued: int | None,
+        daily_budget: DailyBudget | None,
+        max_job_cost_pico_usd: int | None,
     ) -> Tenant | None:
         """Set the caps of tenant `name`; the tenant, or None if unknown."""
         return await self._database.write(
-            lambda connection: _update_tenant(connection, name, max_queued, daily_budget)
+            lambda connection: _update_tenant(
+                connection, name, (max_queued, daily_budget, max_job_cost_pico_usd)
+            )
         )
 
     async def tenant_for_key(self, key_hash: str) -> KeyHolder | None:

@@ -51,7 +51,7 @@ def _metadata_value(index: int, _key: str) -> str:
     return f"metadata -> :meta{index}"
 
 
-def _record_usage(connection: sqlite3.Connection, usage: AttemptUsage) -> None:
+def record_usage_row(connection: sqlite3.Connection, usage: AttemptUsage) -> None:
     """Store one attempt's usage, replacing what was stored for that attempt."""
     connection.execute(_RECORD, usage_columns(usage))
 
@@ -89,7 +89,7 @@ class SqliteUsage(SqlitePart):
 
     async def record_usage(self, usage: AttemptUsage) -> None:
         """Store what one attempt's call used; a repeat for the same attempt replaces it."""
-        await self._database.write(lambda connection: _record_usage(connection, usage))
+        await self._database.write(lambda connection: record_usage_row(connection, usage))
 
     async def usage_totals(self, job_id: int) -> UsageTotals:
         """What every attempt of the job used, summed."""

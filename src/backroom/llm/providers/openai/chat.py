@@ -24,7 +24,7 @@ from backroom.llm.request import LLMRequest, LLMResult
 
 def _usage(usage: CompletionUsage | None) -> Usage:
     if usage is None:
-        return Usage()
+        return Usage(reported=False)
     details = usage.prompt_tokens_details
     return Usage(
         input_tokens=usage.prompt_tokens or 0,

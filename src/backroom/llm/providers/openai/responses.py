@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 import openai
 from openai import AsyncStream, omit
 from openai.types.responses import (
@@ -33,7 +36,7 @@ from backroom.llm.request import LLMRequest, LLMResult
 def _usage(response: Response) -> Usage:
     usage = response.usage
     if usage is None:
-        return Usage()
+        return Usage(reported=False)
     # Compatible servers may leave out the details object; the SDK then gives None.
     details = usage.input_tokens_details
     return Usage(
@@ -67,31 +70,43 @@ async def _final_response(
     raise ended_early("response.completed, response.incomplete or response.failed", progress)
 
 
-async def respond_with_responses(
-    client: openai.AsyncOpenAI, request: LLMRequest, progress: StreamProgress
-) -> LLMResult:
-    """Make `request` through the Responses API; SDK errors propagate unmapped."""
-    raw = await client.responses.with_raw_response.create(
-        model=request.model,
-        input=responses_input(request),
-        instructions=omit if request.instructions is None else request.instructions,
-        max_output_tokens=omit if request.max_output_tokens is None else request.max_output_tokens,
-        temperature=omit if request.temperature is None else request.temperature,
-        stream=request.stream,
+def create_arguments(request: LLMRequest) -> dict[str, Any]:
+    """The arguments of `client.responses.create` for `request`."""
+    return {
+        "model": request.model,
+        "input": responses_input(request),
+        "instructions": omit if request.instructions is None else request.instructions,
+        "max_output_tokens": (
+            omit if request.max_output_tokens is None else request.max_output_tokens
+        ),
+        "temperature": omit if request.temperature is None else request.temperature,
+        "stream": request.stream,
         **responses_options(request),
-    )
-    parsed = raw.parse()
-    response = (
-        await _final_response(parsed, progress) if isinstance(parsed, AsyncStream) else parsed
-    )
+    }
+
+
+def response_result(response: Response, headers: Mapping[str, str]) -> LLMResult:
+    """A finished response as the call's result; `headers` came with the create."""
     calls = responses_tool_calls(response)
     return LLMResult(
         output_text=response.output_text,
         response_id=response.id,
         model=response.model,
         usage=_usage(response),
-        rate_limits=parse_rate_limit_headers(raw.headers),
+        rate_limits=parse_rate_limit_headers(headers),
         finish=responses_finish(response, calls=bool(calls)),
         tool_calls=calls,
         reasoning_tokens=responses_reasoning_tokens(response),
     )
+
+
+async def respond_with_responses(
+    client: openai.AsyncOpenAI, request: LLMRequest, progress: StreamProgress
+) -> LLMResult:
+    """Make `request` through the Responses API; SDK errors propagate unmapped."""
+    raw = await client.responses.with_raw_response.create(**create_arguments(request))
+    parsed = raw.parse()
+    response = (
+        await _final_response(parsed, progress) if isinstance(parsed, AsyncStream) else parsed
+    )
+    return response_result(response, raw.headers)
