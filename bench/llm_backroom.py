@@ -22,7 +22,8 @@ from pathlib import Path
 
 from backroom import App
 from backroom.core.job import JSON
-from backroom.llm.config import LaneCharging, load_llm_config
+from backroom.llm.config import load_llm_config
+from backroom.llm.model_limits import LaneCharging
 from backroom.llm.task import RESPOND_TASK, register_llm_tasks
 from backroom.store.sqlite.store import SqliteStore
 from bench.llm_loops import RunStats

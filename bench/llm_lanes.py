@@ -39,11 +39,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from backroom.core.lanes import MS_PER_MINUTE, LaneLimits
-from backroom.llm.config import LaneCharging
 from backroom.llm.mock.charge import ChargeAt
 from backroom.llm.mock.prompt import prompt_from_responses
 from backroom.llm.mock.reply import compose_reply
 from backroom.llm.mock.server import MockConfig, serve_mock
+from backroom.llm.model_limits import LaneCharging
 from backroom.llm.request import LLMRequest
 from bench.llm_backroom import Lane, backroom_lane_run, worker_memory
 from bench.llm_loops import RunStats, lane_rules_run, naive_run

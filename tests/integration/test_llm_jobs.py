@@ -24,9 +24,10 @@ from backroom.core.usage import (
     next_day_start,
     pico_usd,
 )
-from backroom.llm.config import LLMConfig, ModelConfig, ModelLimits, ProviderConfig
+from backroom.llm.config import LLMConfig, ModelConfig, ProviderConfig
 from backroom.llm.mock.server import MockConfig
 from backroom.llm.mock.thread import running_mock
+from backroom.llm.model_limits import ModelLimits
 from backroom.llm.pricing import Prices
 from backroom.llm.task import RESPOND_TASK, register_llm_tasks
 from backroom.llm.tokens import estimate_tokens

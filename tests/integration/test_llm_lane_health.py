@@ -16,9 +16,10 @@ import pytest
 from backroom import App, Job, JobState, WorkerConfig, run_until_idle
 from backroom.core.job import Attempt, AttemptOutcome
 from backroom.core.lanes import BREAKER_THRESHOLD
-from backroom.llm.config import LLMConfig, ModelConfig, ModelLimits, ProviderConfig
+from backroom.llm.config import LLMConfig, ModelConfig, ProviderConfig
 from backroom.llm.mock.server import MockConfig
 from backroom.llm.mock.thread import running_mock
+from backroom.llm.model_limits import ModelLimits
 from backroom.llm.task import RESPOND_TASK, register_llm_tasks
 
 POLL_MS = 10

@@ -12,9 +12,10 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from backroom import App, JobState, WorkerConfig, run_until_idle
-from backroom.llm.config import LLMConfig, ModelConfig, ModelLimits, ProviderConfig
+from backroom.llm.config import LLMConfig, ModelConfig, ProviderConfig
 from backroom.llm.mock.server import MockConfig
 from backroom.llm.mock.thread import running_mock
+from backroom.llm.model_limits import ModelLimits
 from backroom.llm.pricing import Prices
 from backroom.llm.task import RESPOND_TASK, register_llm_tasks
 from backroom.telemetry import Telemetry

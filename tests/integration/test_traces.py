@@ -17,9 +17,10 @@ from opentelemetry.trace import SpanKind, StatusCode
 
 from backroom import App, JobContext, Permanent, WorkerConfig, run_until_idle
 from backroom.api import ApiSettings, create_api
-from backroom.llm.config import LLMConfig, ModelConfig, ModelLimits, ProviderConfig
+from backroom.llm.config import LLMConfig, ModelConfig, ProviderConfig
 from backroom.llm.mock.server import MockConfig
 from backroom.llm.mock.thread import running_mock
+from backroom.llm.model_limits import ModelLimits
 from backroom.llm.task import RESPOND_TASK, register_llm_tasks
 from backroom.telemetry import Telemetry
 

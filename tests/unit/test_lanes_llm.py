@@ -8,7 +8,7 @@ import pytest
 
 from backroom.core.errors import Permanent
 from backroom.core.lanes import LaneLimits, LaneRequest, full_lane
-from backroom.llm.config import LLMConfig, ModelConfig, ModelLimits, ProviderConfig
+from backroom.llm.config import LLMConfig, ModelConfig, ProviderConfig
 from backroom.llm.lanes import (
     DEFAULT_OUTPUT_TOKENS,
     estimate_call_tokens,
@@ -20,6 +20,7 @@ from backroom.llm.lanes import (
     throttle_from_headers,
 )
 from backroom.llm.mock.prompt import prompt_from_chat, prompt_from_responses
+from backroom.llm.model_limits import ModelLimits
 from backroom.llm.pricing import Usage
 from backroom.llm.ratelimit_headers import parse_rate_limit_headers
 from backroom.llm.request import LLMRequest, Message

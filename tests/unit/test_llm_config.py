@@ -8,14 +8,8 @@ from pathlib import Path
 import pytest
 
 from backroom.core.errors import ConfigError
-from backroom.llm.config import (
-    OPENAI_URL,
-    LLMConfig,
-    ModelConfig,
-    ModelLimits,
-    ProviderConfig,
-    load_llm_config,
-)
+from backroom.llm.config import OPENAI_URL, LLMConfig, ModelConfig, ProviderConfig, load_llm_config
+from backroom.llm.model_limits import ModelLimits
 from backroom.llm.pricing import Prices
 
 FULL = """

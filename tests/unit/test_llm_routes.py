@@ -8,7 +8,8 @@ import pytest
 from backroom.core.errors import Permanent
 from backroom.core.lane_routes import LaneRoute
 from backroom.core.lanes import LaneLimits, LaneRequest
-from backroom.llm.config import LLMConfig, ModelConfig, ModelLimits, ProviderConfig
+from backroom.llm.config import LLMConfig, ModelConfig, ProviderConfig
+from backroom.llm.model_limits import ModelLimits
 from backroom.llm.routes import lane_route, lane_route_for_payload, route_for_lane
 from backroom.llm.task_input import RespondInput
 

@@ -13,10 +13,11 @@ from backroom.core.errors import InputRefused
 from backroom.core.job import JSON, AttemptOutcome, NewJob
 from backroom.core.lane_health import CallOutcome
 from backroom.core.usage import AttemptUsage, pico_usd
-from backroom.llm.config import LLMConfig, ModelConfig, ModelLimits, ProviderConfig
+from backroom.llm.config import LLMConfig, ModelConfig, ProviderConfig
 from backroom.llm.lanes import DEFAULT_OUTPUT_TOKENS
 from backroom.llm.mock.server import MockConfig
 from backroom.llm.mock.thread import running_mock
+from backroom.llm.model_limits import ModelLimits
 from backroom.llm.pricing import Prices, Usage, cost_usd
 from backroom.llm.ratelimit_headers import RateLimitSnapshot
 from backroom.llm.task import CallReport, register_llm_tasks
@@ -24,12 +25,10 @@ from backroom.llm.tokens import estimate_tokens
 from backroom.store.sqlite.store import SqliteStore
 
 PRICES = Prices(Decimal("0.15"), Decimal("0.075"), Decimal("0.60"))
-# High enough never to refuse a call here; set so that answers carry rate-limit headers.
-MOCK_RPM = 100_000
+MOCK_RPM = 100_000  # never refuses a call here, but answers carry rate-limit headers
 STREAM_WORDS = 40
 STREAM_DELTA_MS = 20
-# Real time passes here: a short poll lets a burst worker notice soon that it is done.
-POLL_MS = 10
+POLL_MS = 10  # real time passes: a burst worker soon sees that it is done
 
 
 class ReportList:

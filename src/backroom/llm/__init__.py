@@ -6,7 +6,8 @@ The mock provider (`backroom mock-llm`) lives in `backroom.llm.mock.server`, and
 
 from __future__ import annotations
 
-from backroom.llm.config import LLMConfig, ModelConfig, ModelLimits, ProviderConfig, load_llm_config
+from backroom.llm.config import LLMConfig, ModelConfig, ProviderConfig, load_llm_config
+from backroom.llm.model_limits import ModelLimits
 from backroom.llm.pricing import Prices, Usage, cost_usd
 from backroom.llm.progress import DeltaCallback
 from backroom.llm.providers.openai.call import make_client, respond

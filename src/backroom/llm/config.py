@@ -28,12 +28,9 @@ provider, setting `OPENAI_API_KEY` or `OPENAI_BASE_URL` adds a provider named `o
 built from those two variables. The environment is handed in as a mapping: this module
 never reads `os.environ` itself.
 
-A job may name only a model listed under its provider (a submission naming another
-is refused with the list), so a typo never creates a lane of its own with no limits.
-A provider with `any_model = true` takes any model name, unlisted ones without limits
-or prices. The provider built from the environment alone lists no models, so it is
-`any_model`: set `OPENAI_API_KEY` and any of OpenAI's models works; name the provider
-in a file to list its models and refuse the others.
+A job may name only a model its provider lists (others are refused at submit), so a
+typo never gets a lane; `any_model = true` takes any name. The provider built from the
+environment alone lists none, so it is `any_model`.
 """
 
 from __future__ import annotations
@@ -56,14 +53,6 @@ from backroom.llm.pricing import Prices
 OPENAI_URL = "https://api.openai.com/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 ENV_PROVIDER = "openai"
-__all__ = [
-    "LLMConfig",
-    "LaneCharging",
-    "ModelConfig",
-    "ModelLimits",
-    "ProviderConfig",
-    "load_llm_config",
-]
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,8 @@ from backroom.core.errors import Permanent
 from backroom.core.job import JSON
 from backroom.core.lane_throttle import throttle
 from backroom.core.lanes import LaneLimits, LaneRequest, LaneState
-from backroom.llm.config import LaneCharging, LLMConfig, ModelLimits
+from backroom.llm.config import LLMConfig
+from backroom.llm.model_limits import LaneCharging, ModelLimits
 from backroom.llm.pricing import Usage
 from backroom.llm.ratelimit_headers import RateLimitSnapshot
 from backroom.llm.request import LLMRequest

@@ -14,8 +14,9 @@ from decimal import Decimal
 import httpx2
 
 from backroom.clock import Clock
-from backroom.llm.config import LLMConfig, ModelConfig, ModelLimits, ProviderConfig
+from backroom.llm.config import LLMConfig, ModelConfig, ProviderConfig
 from backroom.llm.mock.server import MockConfig, create_mock_app
+from backroom.llm.model_limits import ModelLimits
 from backroom.llm.pricing import Prices
 
 OFFLINE_PROVIDER = "offline"
