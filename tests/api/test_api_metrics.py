@@ -12,6 +12,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from backroom import App, run_until_idle
 from backroom.api import ApiSettings, create_api
+from backroom.core.workers import WorkerInfo
 from backroom.store.sqlite.store import SqliteStore
 from backroom.telemetry import Telemetry
 
@@ -135,3 +136,19 @@ async def test_a_scrape_token_guards_the_metrics(
     if status == 401:
         assert response.headers["www-authenticate"] == 'Bearer realm="metrics"'
         assert "s3" not in response.text
+
+
+async def test_the_workers_are_counted_by_state_from_their_heartbeats(
+    http: httpx.AsyncClient, app: App
+) -> None:
+    now = app.clock.now()
+    for worker_id, beat_at in (("idle", now), ("busy", now), ("lost", now - 60_000)):
+        await app.store.worker_beat(WorkerInfo(worker_id, "h", 1, (), 1, 10_000, 0), beat_at)
+    await app.store.worker_beat(WorkerInfo("gone", "h", 2, (), 1, 10_000, 0), now)
+    await app.store.worker_stopped("gone", now)
+
+    samples = await scrape(http)
+
+    assert labelled(samples, "backroom_workers", state="alive") == 2
+    assert labelled(samples, "backroom_workers", state="lost") == 1
+    assert labelled(samples, "backroom_workers", state="stopped") == 1

@@ -90,3 +90,12 @@ def test_a_tenants_key_may_not_pause_a_queue(server: Server) -> None:
 
     assert result.exit_code == 1
     assert "only an admin may steer the queues" in str(result.exception)
+
+
+def test_the_servers_idle_worker_is_listed_alive(server: Server) -> None:
+    workers = json.loads(run(server, "workers", "list", "--json"))
+
+    (alive,) = [worker for worker in workers if worker["state"] == "alive"]
+    assert alive["pid"] == server.process.pid and alive["hostname"]
+    table = run(server, "workers", "list")
+    assert "alive" in table

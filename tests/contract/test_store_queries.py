@@ -10,7 +10,7 @@ from contract_support import BOOM, LEASE_MS, T0, WORKER, running, submit
 from backroom.core.job import JobState
 from backroom.core.outcome import Failed, RetryAt, Succeeded
 from backroom.store.protocol import JobFilter, QueueStats, RedriveFilter, Store
-from backroom.store.records import JobCount
+from backroom.store.records import JobCount, queue_stats_of
 
 HOUR_MS = 3_600_000
 
@@ -65,12 +65,15 @@ async def test_stats_count_each_queue_by_state_and_recent_failures(store: Store)
     await submit(store, queue="batch", run_at=now + 1)
 
     stats = await store.stats(now + 10, window_ms=HOUR_MS)
+    counts = await store.job_counts(now + 10, window_ms=HOUR_MS)
 
     assert stats == [
         QueueStats("batch", 2, 0, 1, 2, 0, 4_010, finished_recently=2, failed_recently=1),
         QueueStats("interactive", 0, 1, 0, 0, 0, None),
     ]
     assert stats[0].failure_rate == 0.5
+    # The metrics' one pass over the jobs adds up to the same.
+    assert queue_stats_of(counts, now + 10) == stats
 
 
 async def test_count_active_counts_the_tenants_queued_and_running_jobs(store: Store) -> None:
@@ -133,10 +136,10 @@ async def test_jobs_are_counted_by_queue_tenant_and_state(store: Store) -> None:
     await submit(store, tenant="acme", queue="batch")
     await store.claim(["batch"], 1, WORKER, LEASE_MS, T0)
 
-    counts = await store.job_counts()
+    counts = await store.job_counts(T0)
 
     assert counts == [
         JobCount("batch", "Zeta", JobState.RUNNING, 1),
-        JobCount("batch", "acme", JobState.QUEUED, 1),
-        JobCount("interactive", "acme", JobState.QUEUED, 2),
+        JobCount("batch", "acme", JobState.QUEUED, 1, oldest_due=T0),
+        JobCount("interactive", "acme", JobState.QUEUED, 2, oldest_due=T0),
     ]

@@ -154,3 +154,23 @@ def test_states_kept_equally_long_are_pruned_together_and_none_means_forever() -
 def test_a_policy_rejects_negative_periods_and_empty_batches(options: dict[str, int]) -> None:
     with pytest.raises(ValueError):
         RetentionPolicy(**options)
+
+
+def test_the_sweep_forgets_workers_stopped_or_lost_for_a_day() -> None:
+    clock = SimClock(START)
+    app = make_app(clock)
+    sweep = RetentionSweep(app.store, clock, HOURLY)
+
+    async def scenario() -> list[list[str]]:
+        async with app:
+            await run_until_idle(app, WorkerConfig(retention=None, worker_id="stopped"))
+            seen = [[record.info.worker_id for record in await app.store.workers()]]
+            await clock.sleep(DAY_MS - 1)
+            await sweep.sweep()
+            seen.append([record.info.worker_id for record in await app.store.workers()])
+            await clock.sleep(2)
+            await sweep.sweep()
+            seen.append([record.info.worker_id for record in await app.store.workers()])
+            return seen
+
+    assert clock.run(scenario()) == [["stopped"], ["stopped"], []]

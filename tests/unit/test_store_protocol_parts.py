@@ -20,6 +20,7 @@ PARTS = [
     protocol.WebhookStore,
     protocol.QueueStore,
     protocol.InsightStore,
+    protocol.WorkerRegistry,
 ]
 
 

@@ -17,6 +17,7 @@ from backroom.api.docs import install_docs
 from backroom.api.models.batch import BatchJob
 from backroom.api.models.jobs import Problem
 from backroom.api.problems import index_methods, install_problem_handlers
+from backroom.api.routes.admin import admin_router
 from backroom.api.routes.batch import batch_router
 from backroom.api.routes.dead_letters import dead_letters_router
 from backroom.api.routes.events import events_router
@@ -76,6 +77,7 @@ def create_api(app: App, settings: ApiSettings | None = None) -> FastAPI:
         webhooks_router(app, authenticate, chosen.webhook_policy),
         llm_router(app, authenticate),
         queues_router(app, authenticate),
+        admin_router(app, authenticate),
         operations_router(app, chosen.metrics_token),
     ]
     for router in routers:

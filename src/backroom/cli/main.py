@@ -20,6 +20,7 @@ from backroom.cli.targets import CliError
 from backroom.cli.tenants import tenants
 from backroom.cli.webhooks import webhooks
 from backroom.cli.worker import worker
+from backroom.cli.workers import workers
 from backroom.core.errors import BackroomError
 from backroom.demo.timeline import run_demo
 
@@ -60,6 +61,7 @@ cli.add_typer(tenants, name="tenants")
 cli.add_typer(webhooks, name="webhooks")
 cli.add_typer(queues, name="queues")
 cli.add_typer(lanes, name="lanes")
+cli.add_typer(workers, name="workers")
 cli.command()(admin.migrate)
 cli.command()(admin.prune)
 cli.command("mock-llm")(mock_llm.mock_llm)

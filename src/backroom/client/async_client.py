@@ -215,6 +215,10 @@ class AsyncClient:
         """Every LLM lane: limits, calls in flight, what is left, pauses (admin key)."""
         return await self._run(steering.lanes(self._plans))
 
+    async def workers(self) -> Documents:
+        """Every worker: alive, lost or stopped, with the jobs it runs (admin key)."""
+        return await self._run(steering.workers(self._plans))
+
     async def wait(
         self, job_id: int, timeout_s: float | None = None, on_update: JobUpdate | None = None
     ) -> RemoteJob:

@@ -217,6 +217,10 @@ class Client:
         """Every LLM lane: limits, calls in flight, what is left, pauses (admin key)."""
         return self._run(steering.lanes(self._plans))
 
+    def workers(self) -> Documents:
+        """Every worker: alive, lost or stopped, with the jobs it runs (admin key)."""
+        return self._run(steering.workers(self._plans))
+
     def wait(
         self, job_id: int, timeout_s: float | None = None, on_update: JobUpdate | None = None
     ) -> RemoteJob:

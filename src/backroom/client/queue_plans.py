@@ -1,5 +1,6 @@
 """The client's queue and lane steering as plans (see `backroom.client.plans`): list,
-pause and resume queues and LLM lanes for every worker (an admin key's operations).
+pause and resume queues and LLM lanes for every worker, and list the workers (an
+admin key's operations).
 
 They answer with the API's documents as plain data. Pausing or resuming twice changes
 nothing the second time, so a lost answer is retried like a read.
@@ -41,3 +42,9 @@ def lanes(plans: Plans) -> Plan[Documents]:
     """Every lane with calls or a pause: limits, calls in flight, what is left, pauses."""
     document, _ = yield from plans.call(Send("GET", "/v1/lanes"))
     return list(document["lanes"])
+
+
+def workers(plans: Plans) -> Plan[Documents]:
+    """Every registered worker: alive, lost or stopped, with the jobs it runs."""
+    document, _ = yield from plans.call(Send("GET", "/v1/workers"))
+    return list(document["workers"])

@@ -8,6 +8,7 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, select_autoescape
 from starlette.responses import HTMLResponse
 
+from backroom.core.workers import LOST_AFTER_BEATS
 from backroom.dashboard.charts import bar_chart, spend_chart
 from backroom.service.documents import usd_text
 
@@ -23,6 +24,11 @@ STATE_SYMBOLS = {
     "lease_expired": "⊗",
     "interrupted": "⊖",
     "deferred": "‖",
+    # A worker's state in the registry (`backroom.core.workers`).
+    "alive": "●",
+    "lost": "⚠",
+    "stopped": "■",
+    "unregistered": "?",
 }
 
 # No inline script or style anywhere: every asset comes from this server.
@@ -77,6 +83,7 @@ def templates() -> Environment:
     environment.filters |= {"when": when, "span": span, "percent": percent, "usd": usd_text}
     environment.globals |= {
         "STATE_SYMBOLS": STATE_SYMBOLS,
+        "LOST_AFTER_BEATS": LOST_AFTER_BEATS,
         "bar_chart": bar_chart,
         "spend_chart": spend_chart,
     }

@@ -7,8 +7,8 @@ One asyncio loop per process runs these side by side:
 - every attempt runs its handler under the task's timeout and turns what happened into
   an `Outcome` (core.retry decides retry or fail);
 - the outcome writer (`runtime.outcome_writer`) stores finished attempts in batches;
-- the heartbeat loop extends every held lease in one call and stops handlers whose
-  lease was lost or whose job was cancelled;
+- the heartbeat loop refreshes the worker's registry row (`runtime.presence`), extends
+  every held lease in one call, stops handlers whose lease was lost or job cancelled;
 - the retention sweep (`runtime.retention`) deletes old finished jobs now and then;
 - on SQLite, the commit watch (`runtime.wakeup`) wakes the claim loop when another
   process commits.
@@ -35,6 +35,7 @@ from backroom.core.retry import ErrorClassifier, RetryPolicy
 from backroom.runtime.attempt import AttemptRunner, StopReason
 from backroom.runtime.attempt_log import log_grace, log_handed_back, log_lease_lost
 from backroom.runtime.outcome_writer import AttemptListener, OutcomeWriter
+from backroom.runtime.presence import Presence
 from backroom.runtime.retention import RetentionSweep
 from backroom.runtime.wakeup import Wakeup
 from backroom.runtime.worker_config import WorkerConfig
@@ -86,6 +87,7 @@ class Worker:
         )
         self._outcomes.listeners.append(self._runner.telemetry.attempt_ended)
         self._wake = Wakeup(clock)
+        self._presence = Presence(store, clock, self.config)
         self._holding = asyncio.Event()
         self._stopping = False
 
@@ -112,6 +114,7 @@ class Worker:
     async def run(self) -> None:
         """Claim and run jobs until `stop()`, `stop_at`, or (burst) an empty queue."""
         self.store.on_new_work(self._on_new_work)
+        await self._presence.beat()
         writer = asyncio.create_task(self._outcomes.run(), name="backroom-flush")
         background = [asyncio.create_task(self._heartbeat_loop(), name="backroom-heartbeat")]
         changed = None if in_virtual_time() else self.store.commit_watch()
@@ -130,6 +133,7 @@ class Worker:
             for task in background:
                 task.cancel()
             await asyncio.gather(*background, return_exceptions=True)
+            await self._presence.stopped()
 
     # -- claiming ---------------------------------------------------------------------
 
@@ -269,10 +273,7 @@ class Worker:
 
     async def _heartbeat_loop(self) -> None:
         while True:
-            # Idle, it waits for a claim rather than ticking: in virtual time a tick is
-            # an iteration of the loop for nothing.
-            await self._holding.wait()
-            await self.clock.sleep(self.config.heartbeat_every_ms)
+            await self._presence.tick(self._holding)
             if not self._running:
                 continue
             leases = [held.job.lease for held in self._running.values()]

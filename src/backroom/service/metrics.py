@@ -3,9 +3,10 @@
 Two kinds of numbers, so that many processes on many machines add up:
 
 - what describes the queues (jobs by queue, tenant and state, the oldest queued job's
-  age, failure ratios, backlogs by task, pauses, lanes) is read from the store at
-  scrape time by `StoreCollector`, a custom collector: every server reports the same,
-  whole picture (take `max` across instances, never `sum`);
+  age, failure ratios, backlogs by task, pauses, lanes, workers alive) is read from the
+  store at scrape time by `StoreCollector`, a custom collector: every server reports
+  the same, whole picture (take `max` across instances, never `sum`). The jobs are
+  read in one pass (`job_counts`), the per-queue numbers added up from it;
 - what this process did (attempts and their outcomes, waits and run times, 429s,
   tokens and cost, webhook deliveries) comes from its `ProcessMetrics`, every series
   labelled with its `process`: sum those across instances.
@@ -23,9 +24,17 @@ from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
 
 from backroom.core.lanes import CREDIT_PER_UNIT
+from backroom.core.workers import WorkerRecord, WorkerState
 from backroom.service.context import AppParts
 from backroom.store import QueueStats
-from backroom.store.records import JobCount, LaneStatus, Pause, PauseKind, TaskBacklog
+from backroom.store.records import (
+    JobCount,
+    LaneStatus,
+    Pause,
+    PauseKind,
+    TaskBacklog,
+    queue_stats_of,
+)
 from backroom.telemetry.process_metrics import ProcessMetrics
 
 METRICS_MEDIA_TYPE = CONTENT_TYPE_LATEST
@@ -39,23 +48,28 @@ class StoreSnapshot:
     """What the store said at one scrape, as of `now` (ms)."""
 
     now: int
-    stats: list[QueueStats]
     counts: list[JobCount]
     backlog: list[TaskBacklog]
     lanes: list[LaneStatus]
     pauses: list[Pause]
+    workers: list[WorkerRecord]
+
+    @property
+    def stats(self) -> list[QueueStats]:
+        """Each queue's numbers, added up from `counts`."""
+        return queue_stats_of(self.counts, self.now)
 
 
 async def read_snapshot(app: AppParts) -> StoreSnapshot:
-    """Read everything the store collector reports, now."""
+    """Read everything the store collector reports, now: the jobs in one pass."""
     store, now = app.store, app.clock.now()
     return StoreSnapshot(
         now,
-        await store.stats(now),
-        await store.job_counts(),
+        await store.job_counts(now),
         await store.queued_by_task(now),
         await store.lanes(now),
         await store.pauses(),
+        await store.workers(),
     )
 
 
@@ -68,12 +82,14 @@ class StoreCollector(Collector):
 
     def __init__(self, snapshot: StoreSnapshot) -> None:
         self._snapshot = snapshot
+        self._stats = snapshot.stats
 
     def collect(self) -> Iterator[GaugeMetricFamily]:
         """Every gauge of the snapshot."""
         yield from self._queues()
         yield from self._tasks()
         yield from self._lanes()
+        yield self._workers()
 
     def _queues(self) -> Iterator[GaugeMetricFamily]:
         snapshot = self._snapshot
@@ -88,7 +104,7 @@ class StoreCollector(Collector):
             "Share of the jobs finished in the last hour that failed.",
             ["queue"],
         )
-        for entry in snapshot.stats:
+        for entry in self._stats:
             if entry.queue is None:
                 continue  # the all-queues total: Prometheus sums the labelled series itself
             for state in _STATES:
@@ -112,10 +128,22 @@ class StoreCollector(Collector):
             ["queue"],
         )
         stopped = {pause.name for pause in snapshot.pauses if pause.kind is PauseKind.QUEUE}
-        queues = {entry.queue for entry in snapshot.stats if entry.queue is not None}
+        queues = {entry.queue for entry in self._stats if entry.queue is not None}
         for queue in sorted(queues | stopped):
             paused.add_metric([queue], 1 if queue in stopped else 0)
         return paused
+
+    def _workers(self) -> GaugeMetricFamily:
+        workers = _gauge(
+            "backroom_workers",
+            "Worker processes by state: alive (beating), lost (silent for 3 heartbeat "
+            "intervals), stopped (shut down, kept a day).",
+            ["state"],
+        )
+        states = [record.state(self._snapshot.now) for record in self._snapshot.workers]
+        for state in WorkerState:
+            workers.add_metric([str(state)], states.count(state))
+        return workers
 
     def _tasks(self) -> Iterator[GaugeMetricFamily]:
         queued = _gauge(

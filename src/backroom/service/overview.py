@@ -1,23 +1,20 @@
 """What the dashboard's overview shows: each queue's depth, oldest wait and recent
-throughput, the workers seen through the jobs they hold, and the lanes.
-
-Workers are seen only through the leases of the jobs they run: the store keeps no
-record of a worker that holds nothing, so an idle worker does not appear.
+throughput, the workers alive (idle ones too, from the registry their heartbeats
+refresh) with the jobs each runs, and the lanes.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from backroom.core.job import Job
 from backroom.service.context import AppParts
+from backroom.service.workers import WorkerView, workers
 from backroom.store.insight_protocol import FinishedCount, QueueDepth
 from backroom.store.records import LaneStatus, PauseKind
 
 MINUTE_MS = 60_000
 HOUR_MS = 60 * MINUTE_MS
 DAY_MS = 24 * HOUR_MS
-MAX_RUNNING_SHOWN = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,15 +67,6 @@ class QueueSummary:
 
 
 @dataclass(frozen=True, slots=True)
-class WorkerSummary:
-    """A worker seen through the jobs it holds now, and when its newest lease ends."""
-
-    worker_id: str
-    jobs: tuple[Job, ...]
-    lease_expires_at: int | None
-
-
-@dataclass(frozen=True, slots=True)
 class Overview:
     """The overview as of `now`, for one tenant or every tenant (`tenant=None`).
 
@@ -88,7 +76,7 @@ class Overview:
     now: int
     tenant: str | None
     queues: tuple[QueueSummary, ...]
-    workers: tuple[WorkerSummary, ...]
+    workers: tuple[WorkerView, ...]
     lanes: tuple[LaneStatus, ...] | None = field(default=None)
     paused_queues: dict[str, int] = field(default_factory=dict)
     """Queues a person paused, with when (ms since the epoch)."""
@@ -106,21 +94,6 @@ def series(counts: list[FinishedCount], queue: str, since: int, slot_ms: int, sl
             Slot(start, **by_start.get(start, {}))
             for start in range(since, since + slots * slot_ms, slot_ms)
         ),
-    )
-
-
-def workers_of(running: list[Job]) -> tuple[WorkerSummary, ...]:
-    """The workers holding `running` jobs, by id, each with its jobs."""
-    held: dict[str, list[Job]] = {}
-    for job in running:
-        held.setdefault(job.worker_id or "unknown", []).append(job)
-    return tuple(
-        WorkerSummary(
-            worker,
-            tuple(jobs),
-            max((job.lease_expires_at or 0 for job in jobs), default=None),
-        )
-        for worker, jobs in sorted(held.items())
     )
 
 
@@ -149,6 +122,6 @@ async def overview(app: AppParts, tenant: str | None, with_lanes: bool) -> Overv
         )
         for name in names
     )
-    running = await app.store.running_jobs(tenant, MAX_RUNNING_SHOWN)
+    alive = await workers(app, tenant, stopped=False)
     lanes = tuple(await app.store.lanes(now)) if with_lanes else None
-    return Overview(now, tenant, queues, workers_of(running), lanes, paused)
+    return Overview(now, tenant, queues, alive, lanes, paused)

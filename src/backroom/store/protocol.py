@@ -3,11 +3,11 @@
 Every backend (SQLite, PostgreSQL) implements all of `Store` and passes the same
 contract suite (`tests/contract`). Each consumer is typed against the parts it uses:
 the worker against `WorkerStore` (its loops use `LeaseStore`, each attempt
-`AttemptStore`), a running handler against `HandlerWriteStore`, retention against
-`AdminStore`, the service layer against `ServiceStore`. The store never reads the
-clock: every method that changes or judges time takes `now` (epoch milliseconds) from
-its caller. Writes to a running job name its `Lease`; a write whose token is stale
-changes nothing and reports so.
+`AttemptStore`, its heartbeat `WorkerRegistry`), a running handler against
+`HandlerWriteStore`, retention against `AdminStore`, the service layer against
+`ServiceStore`. The store never reads the clock: every method that changes or judges
+time takes `now` (epoch milliseconds) from its caller. Writes to a running job name
+its `Lease`; a write whose token is stale changes nothing and reports so.
 """
 
 from __future__ import annotations
@@ -36,13 +36,14 @@ from backroom.store.records import (
 )
 from backroom.store.tenant_protocol import TenantStore
 from backroom.store.usage_protocol import UsageStore
+from backroom.store.worker_protocol import WorkerRegistry
 
 # The values are records; they are named here too, where the store's users look.
 __all__ = ["HeartbeatResult", "JobFilter", "KeyInfo", "OnceRecord", "QueueStats", "RedriveFilter"]
 __all__ += ["AdminStore", "AttemptStore", "EventStore", "HandlerWriteStore", "JobStore"]
 __all__ += ["LaneStore", "LeaseStore", "ServiceStore", "Store", "TenantStore", "UsageStore"]
 __all__ += ["EventFeed", "InsightStore", "QueueStore", "WebhookStore", "WorkerStore"]
-__all__ += ["CallStore", "Tenant", "WriteCheck"]
+__all__ += ["CallStore", "Tenant", "WorkerRegistry", "WriteCheck"]
 
 
 class JobStore(Protocol):
@@ -238,8 +239,9 @@ class AttemptStore(HandlerWriteStore, LaneStore, UsageStore, CallStore, EventSto
         """The tenant called `name`, or None."""
 
 
-class WorkerStore(LeaseStore, AttemptStore, AdminStore, Protocol):
-    """What a worker uses: leases for its loops, what its attempts need, and retention."""
+class WorkerStore(LeaseStore, AttemptStore, AdminStore, WorkerRegistry, Protocol):
+    """What a worker uses: leases for its loops, what its attempts need, retention, and
+    its row in the worker registry."""
 
 
 class ServiceStore(
@@ -252,6 +254,7 @@ class ServiceStore(
     FeedStore,
     QueueStore,
     InsightStore,
+    WorkerRegistry,
     Protocol,
 ):
     """What the operations layer (`backroom.service`) reads and changes."""
@@ -270,6 +273,7 @@ class Store(
     FeedStore,
     QueueStore,
     InsightStore,
+    WorkerRegistry,
     Protocol,
 ):
     """Every part of the storage of jobs and what hangs off them: each backend has it all."""

@@ -29,6 +29,8 @@ class QueueStore(Protocol):
     async def pauses(self) -> list[Pause]:
         """Every pause, by kind and name."""
 
-    async def job_counts(self) -> list[JobCount]:
+    async def job_counts(self, now: int, window_ms: int = 3_600_000) -> list[JobCount]:
         """How many jobs each queue and tenant has in each state (none: not listed), by
-        queue, tenant and state."""
+        queue, tenant and state; with, for the queued ones, the oldest due one's due
+        time, and how many finished since `now - window_ms`. One pass over the jobs:
+        a queue's `QueueStats` add up from its counts (`queue_stats_of`)."""

@@ -187,5 +187,13 @@ def pause_from_row(row: Row) -> Pause:
 
 
 def job_count_from_row(row: Row) -> JobCount:
-    """A `queue, tenant, state, jobs` row of a count of jobs as a `JobCount`."""
-    return JobCount(row["queue"], row["tenant"], JobState(row["state"]), int(row["jobs"]))
+    """A `queue, tenant, state, jobs, oldest_due, finished_recently` row as a `JobCount`."""
+    oldest_due = row["oldest_due"]
+    return JobCount(
+        row["queue"],
+        row["tenant"],
+        JobState(row["state"]),
+        int(row["jobs"]),
+        None if oldest_due is None else int(oldest_due),
+        int(row["finished_recently"]),
+    )

@@ -11,8 +11,13 @@ from backroom.store.memory.lanes import full_lanes
 from backroom.store.memory.part import MemoryPart
 from backroom.store.memory.tables import DueKey, JobRow, MemoryTables, paused
 from backroom.store.protocol import JobFilter, QueueStats
-from backroom.store.records import PauseKind, TaskBacklog
-from backroom.store.rows import attempt_from_row, job_from_row, queue_stats_from_row
+from backroom.store.records import JobCount, PauseKind, TaskBacklog
+from backroom.store.rows import (
+    attempt_from_row,
+    job_count_from_row,
+    job_from_row,
+    queue_stats_from_row,
+)
 
 
 def visible_row(tables: MemoryTables, job_id: int, tenant: str | None) -> JobRow | None:
@@ -100,6 +105,27 @@ def stats(tables: MemoryTables, now: int, window_ms: int) -> list[QueueStats]:
         counts = by_queue.get(row.queue) or by_queue.setdefault(row.queue, _queue_counts(row.queue))
         _count(counts, row, now, now - window_ms)
     return [queue_stats_from_row(by_queue[queue], now) for queue in sorted(by_queue)]
+
+
+def job_counts(tables: MemoryTables, now: int, window_ms: int) -> list[JobCount]:
+    """Jobs by queue, tenant and state, the oldest due queued one, the recent finishes."""
+    groups: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for row in tables.jobs.values():
+        key = (row.queue, row.tenant, row.state.value)
+        group = groups.get(key) or groups.setdefault(
+            key, {"jobs": 0, "oldest_due": None, "finished_recently": 0}
+        )
+        group["jobs"] += 1
+        due = due_since(row, now) if row.state is JobState.QUEUED else None
+        if due is not None:
+            oldest = group["oldest_due"]
+            group["oldest_due"] = due if oldest is None else min(oldest, due)
+        if row.finished_at is not None and row.finished_at >= now - window_ms:
+            group["finished_recently"] += 1
+    return [
+        job_count_from_row({"queue": key[0], "tenant": key[1], "state": key[2], **groups[key]})
+        for key in sorted(groups)
+    ]
 
 
 def count_active(tables: MemoryTables, tenant: str) -> int:

@@ -13,7 +13,6 @@ changes the tables for it; the admin part is here.
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Sequence
 
 from backroom.core.errors import ConfigError
@@ -32,6 +31,7 @@ from backroom.store.memory.queries import MemoryEvents
 from backroom.store.memory.tables import MemoryTables
 from backroom.store.memory.tenants import MemoryTenants
 from backroom.store.memory.usage import MemoryUsage
+from backroom.store.memory.workers import MemoryWorkers
 from backroom.store.new_work import NewWorkHints
 from backroom.store.records import JobCount, QueueStats, TaskBacklog
 
@@ -51,6 +51,7 @@ class MemoryStore(
     MemoryFeed,
     MemoryPauses,
     MemoryInsight,
+    MemoryWorkers,
 ):
     """`Store` in process memory.
 
@@ -75,15 +76,9 @@ class MemoryStore(
         """0: a memory database has no migrations to apply."""
         return 0
 
-    async def job_counts(self) -> list[JobCount]:
-        """How many jobs each queue and tenant has in each state."""
-        counts = Counter(
-            (row.queue, row.tenant, str(row.state)) for row in self._tables.jobs.values()
-        )
-        return [
-            JobCount(queue, tenant, JobState(state), jobs)
-            for (queue, tenant, state), jobs in sorted(counts.items())
-        ]
+    async def job_counts(self, now: int, window_ms: int = 3_600_000) -> list[JobCount]:
+        """How many jobs each queue and tenant has in each state, and more (`JobCount`)."""
+        return queries.job_counts(self._tables, now, window_ms)
 
     async def stats(self, now: int, window_ms: int = 3_600_000) -> list[QueueStats]:
         """Per-queue counts, the age of the oldest due queued job, and recent failures."""

@@ -29,6 +29,7 @@ from backroom.core.webhooks import (
     WebhookDelivery,
     WebhookSubscription,
 )
+from backroom.core.workers import WorkerRecord
 from backroom.store.protocol import Tenant
 from backroom.store.records import PauseKind
 
@@ -188,6 +189,7 @@ class MemoryTables:
     webhooks: WebhookTables = field(default_factory=WebhookTables)
     # Paused queues and lanes: when each was paused.
     pauses: dict[tuple[PauseKind, str], int] = field(default_factory=dict)
+    workers: dict[str, WorkerRecord] = field(default_factory=dict)
     # Indexes: each queue's queued jobs per tenant in claim order, and per lane by due
     # time; the running jobs; each tenant's count of queued and running jobs.
     claimable: dict[str, dict[str, list[ClaimKey]]] = field(default_factory=dict)

@@ -52,11 +52,16 @@ _EVENTS = (
 """$1 job id, $2 how many of the first events to skip."""
 
 JOB_COUNTS = """
-SELECT queue, tenant, state, count(*) AS jobs FROM jobs
+SELECT queue, tenant, state, count(*) AS jobs,
+       min(COALESCE(waiting_since, CASE WHEN run_at <= $1 THEN run_at END))
+           FILTER (WHERE state = 'queued') AS oldest_due,
+       count(*) FILTER (WHERE finished_at >= $2) AS finished_recently
+FROM jobs
 GROUP BY queue, tenant, state
 ORDER BY queue COLLATE "C", tenant COLLATE "C", state COLLATE "C"
 """
-"""How many jobs each queue and tenant has in each state."""
+"""$1 now, $2 start of the recent window: how many jobs each queue and tenant has in
+each state, the oldest due queued one, and the recent finishes, in one pass."""
 
 STATS = """
 SELECT queue,

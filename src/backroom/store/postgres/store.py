@@ -29,6 +29,7 @@ from backroom.store.postgres.pauses import PostgresPauses
 from backroom.store.postgres.queries import PostgresEvents
 from backroom.store.postgres.tenants import PostgresTenants
 from backroom.store.postgres.usage import PostgresUsage
+from backroom.store.postgres.workers import PostgresWorkers
 from backroom.store.records import JobCount, QueueStats, TaskBacklog
 from backroom.store.rows import job_count_from_row, queue_stats_from_row, task_backlog_from_row
 
@@ -46,6 +47,7 @@ class PostgresStore(
     PostgresFeed,
     PostgresPauses,
     PostgresInsight,
+    PostgresWorkers,
 ):
     """`Store` on PostgreSQL through an asyncpg pool; `migrate()` once, `close()` at the end."""
 
@@ -73,10 +75,10 @@ class PostgresStore(
             rows = await connection.fetch(queries.QUEUED_BY_TASK, now)
         return [task_backlog_from_row(row, now) for row in rows]
 
-    async def job_counts(self) -> list[JobCount]:
-        """How many jobs each queue and tenant has in each state."""
+    async def job_counts(self, now: int, window_ms: int = 3_600_000) -> list[JobCount]:
+        """How many jobs each queue and tenant has in each state, and more (`JobCount`)."""
         async with self._database.connection() as connection:
-            rows = await connection.fetch(queries.JOB_COUNTS)
+            rows = await connection.fetch(queries.JOB_COUNTS, now, now - window_ms)
         return [job_count_from_row(row) for row in rows]
 
     async def stats(self, now: int, window_ms: int = 3_600_000) -> list[QueueStats]:

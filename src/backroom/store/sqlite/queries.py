@@ -114,14 +114,20 @@ def stats(connection: sqlite3.Connection, now: int, window_ms: int) -> list[Queu
 
 
 _JOB_COUNTS = """
-SELECT queue, tenant, state, COUNT(*) AS jobs FROM jobs
+SELECT queue, tenant, state, COUNT(*) AS jobs,
+       MIN(COALESCE(waiting_since, CASE WHEN run_at <= :now THEN run_at END))
+           FILTER (WHERE state = 'queued') AS oldest_due,
+       COUNT(*) FILTER (WHERE finished_at >= :since) AS finished_recently
+FROM jobs
 GROUP BY queue, tenant, state ORDER BY queue, tenant, state
 """
 
 
-def job_counts(connection: sqlite3.Connection) -> list[JobCount]:
-    """How many jobs each queue and tenant has in each state."""
-    return [job_count_from_row(row) for row in connection.execute(_JOB_COUNTS)]
+def job_counts(connection: sqlite3.Connection, now: int, window_ms: int) -> list[JobCount]:
+    """How many jobs each queue and tenant has in each state, the oldest due queued
+    one, and the finishes since `now - window_ms`: one pass over the jobs."""
+    rows = connection.execute(_JOB_COUNTS, {"now": now, "since": now - window_ms})
+    return [job_count_from_row(row) for row in rows]
 
 
 def count_active(connection: sqlite3.Connection, tenant: str) -> int:

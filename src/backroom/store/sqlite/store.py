@@ -35,6 +35,7 @@ from backroom.store.sqlite.queries import SqliteEvents
 from backroom.store.sqlite.tenants import SqliteTenants
 from backroom.store.sqlite.usage import SqliteUsage
 from backroom.store.sqlite.wake_sockets import WakeSockets
+from backroom.store.sqlite.workers import SqliteWorkers
 
 _MEMORY = ":memory:"
 
@@ -66,6 +67,7 @@ class SqliteStore(
     SqliteFeed,
     SqlitePauses,
     SqliteInsight,
+    SqliteWorkers,
 ):
     """`Store` on SQLite; call `migrate()` once before use, `close()` at the end."""
 
@@ -101,9 +103,11 @@ class SqliteStore(
         """Each task with queued jobs: how many, and the oldest due one's age. By task."""
         return await self._database.read(lambda connection: queries.queued_by_task(connection, now))
 
-    async def job_counts(self) -> list[JobCount]:
-        """How many jobs each queue and tenant has in each state."""
-        return await self._database.read(queries.job_counts)
+    async def job_counts(self, now: int, window_ms: int = 3_600_000) -> list[JobCount]:
+        """How many jobs each queue and tenant has in each state, and more (`JobCount`)."""
+        return await self._database.read(
+            lambda connection: queries.job_counts(connection, now, window_ms)
+        )
 
     async def stats(self, now: int, window_ms: int = 3_600_000) -> list[QueueStats]:
         """Per-queue counts, the age of the oldest due queued job, and recent failures."""
