@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test check lint bench clean
+.PHONY: run test check lint bench bench-peers bench-peers-smoke clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -36,5 +36,28 @@ bench: $(STAMP)
 	$(PY) -m bench.sqlite_throughput
 	$(PY) -m bench.api_throughput
 
+# backroom beside PgQueuer, Procrastinate, Celery, Dramatiq, SAQ, arq, RQ and huey, each
+# pinned in bench/peers/requirements.txt and installed into a venv of its own (with
+# backroom, editable). `make bench-peers` rewrites its section of docs/benchmarks.md and
+# docs/benchmarks-peers.png; PEERS_JOBS=2000 for a shorter run.
+PEERS_VENV := build/peers-venv
+PEERS_PY := $(PEERS_VENV)/bin/python
+PEERS_STAMP := $(PEERS_VENV)/.installed
+PEERS_JOBS ?= 10000
+
+$(PEERS_STAMP): bench/peers/requirements.txt pyproject.toml
+	python3 -m venv $(PEERS_VENV)
+	$(PEERS_PY) -m pip install --quiet -r bench/peers/requirements.txt -e .
+	touch $(PEERS_STAMP)
+
+bench-peers: $(PEERS_STAMP)
+	$(PEERS_PY) -m bench.peers.run --jobs $(PEERS_JOBS) --docs
+
+# CI's run of the same harness, small, so that it never rots: every system must give
+# every figure (no timing is checked).
+bench-peers-smoke: $(PEERS_STAMP)
+	$(PEERS_PY) -m bench.peers.run --jobs 300 --rounds 1 --samples 5 \
+		--out build/peers-smoke --check
+
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) build/peers-venv .pytest_cache .mypy_cache .ruff_cache
