@@ -36,6 +36,8 @@ class Submitter:
     tenant: str
     has_budget: bool = False
     """The tenant has a daily LLM budget: what it asks for must be priced."""
+    has_cost_cap: bool = False
+    """The tenant caps what one job may cost: what it asks for must be priced too."""
 
 
 InputCheck = Callable[[JSON, Submitter], None]
@@ -65,9 +67,6 @@ class Task:
     lane_request: LaneRequester | None = None
     check_input: InputCheck | None = None
     lane_route: LaneRouter | None = None
-    unpriced_model: Callable[[JSON], str | None] | None = None
-    """The model a job with this input would call that has no known price, or None:
-    such a job cannot be held to a budget, so a tenant with one may not submit it."""
 
     @property
     def is_async(self) -> bool:

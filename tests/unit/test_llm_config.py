@@ -95,7 +95,9 @@ def test_a_common_model_without_configured_prices_takes_the_builtin_ones(tmp_pat
     snapshot = config.provider("openai").model("claude-sonnet-4-20250514")
 
     assert o3.prices == Prices(Decimal("2.00"), Decimal("0.50"), Decimal("8.00"))
-    assert snapshot.prices == Prices(Decimal("3.00"), Decimal("0.30"), Decimal("15.00"))
+    assert snapshot.prices == Prices(
+        Decimal("3.00"), Decimal("0.30"), Decimal("15.00"), Decimal("3.7500")
+    )
 
 
 def test_configured_prices_override_the_builtin_ones_and_may_be_turned_off(

@@ -1,4 +1,5 @@
-"""LLM calls through OpenAI-compatible providers: config, calls, errors, usage and cost.
+"""LLM calls through OpenAI-compatible and Anthropic providers (one seam, `Provider`):
+config, calls, errors, usage and cost.
 
 The mock provider (`backroom mock-llm`) lives in `backroom.llm.mock.server`, and
 `backroom.llm.mock.thread.running_mock` serves one in-process for tests.
@@ -10,12 +11,14 @@ from backroom.llm.config import LLMConfig, ModelConfig, ProviderConfig, load_llm
 from backroom.llm.model_limits import ModelLimits
 from backroom.llm.pricing import Prices, Usage, cost_usd
 from backroom.llm.progress import DeltaCallback
+from backroom.llm.provider import Provider
 from backroom.llm.providers.openai.call import make_client, respond
 from backroom.llm.providers.openai.errors import (
     RateLimited,
     error_for_exception,
     error_for_response,
 )
+from backroom.llm.providers.registry import Providers, make_provider
 from backroom.llm.ratelimit_headers import RateLimitSnapshot, RateLimitWindow
 from backroom.llm.request import LLMRequest, LLMResult, Message, Role
 from backroom.llm.task import CallReport, CallSink, RespondTask, register_llm_tasks
@@ -32,7 +35,9 @@ __all__ = [
     "ModelConfig",
     "ModelLimits",
     "Prices",
+    "Provider",
     "ProviderConfig",
+    "Providers",
     "RateLimitSnapshot",
     "RateLimitWindow",
     "RateLimited",
@@ -45,6 +50,7 @@ __all__ = [
     "estimate_tokens",
     "load_llm_config",
     "make_client",
+    "make_provider",
     "register_llm_tasks",
     "respond",
 ]

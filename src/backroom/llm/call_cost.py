@@ -51,10 +51,15 @@ def prompt_tokens_bound(request: LLMRequest) -> int:
     return text + TOKENS_PER_MESSAGE * (len(turns) + 1) + TOKENS_PER_IMAGE * images
 
 
-def worst_case_usage(request: LLMRequest) -> Usage:
-    """The most a call of `request` can use (no cached tokens: the dearest input)."""
+def worst_case_usage(request: LLMRequest, prices: Prices | None = None) -> Usage:
+    """The most a call of `request` can use: no cached tokens, and every input token a
+    cache write where `prices` make writes dearer than input (Anthropic's)."""
     output = request.max_output_tokens or BUDGETED_OUTPUT_TOKENS
-    return Usage(input_tokens=prompt_tokens_bound(request), output_tokens=output)
+    bound = prompt_tokens_bound(request)
+    written = prices is not None and prices.cache_write_price > prices.input_usd_per_million
+    return Usage(
+        input_tokens=bound, output_tokens=output, cache_write_tokens=bound if written else 0
+    )
 
 
 def price_pico_usd(usage: Usage, prices: Prices | None) -> int | None:

@@ -12,6 +12,11 @@
     builtin_prices = true                    # false: no built-in prices (price_table.py)
     background = false                       # true: Responses API background mode
 
+    [providers.claude]
+    kind = "anthropic"                       # default "openai": the API it speaks
+    api_key_env = "ANTHROPIC_API_KEY"        # base_url default: Anthropic's own
+    prompt_cache = false                     # true: ask Anthropic to cache each prompt
+
     [providers.openai.models."gpt-4o-mini"]
     max_concurrency = 8                      # each limit is optional: absent means none
     requests_per_minute = 500
@@ -21,9 +26,13 @@
     input_usd_per_million = 0.15             # prices are optional, as a group
     cached_input_usd_per_million = 0.075     # default: the input price
     output_usd_per_million = 0.60
+    cache_write_usd_per_million = 0.15      # default: the input price
+    batch_input_usd_per_million = 0.075     # batch API prices; default: half the online
+    batch_output_usd_per_million = 0.30     # ones (cache reads and writes: half too)
 
 A provider without `api_key_env` sends no key, except the one named `openai`, which
-takes `OPENAI_API_KEY` if it is set. With no file, or a file that names no `openai`
+takes `OPENAI_API_KEY` if it is set, and an `anthropic` one named `anthropic`, which
+takes `ANTHROPIC_API_KEY`. With no file, or a file that names no `openai`
 provider, setting `OPENAI_API_KEY` or `OPENAI_BASE_URL` adds a provider named `openai`
 built from those two variables. The environment is handed in as a mapping: this module
 never reads `os.environ` itself.
@@ -37,7 +46,6 @@ from __future__ import annotations
 
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -49,95 +57,20 @@ from backroom.core.errors import ConfigError
 from backroom.llm.model_limits import LaneCharging, ModelLimits
 from backroom.llm.price_table import builtin_prices
 from backroom.llm.pricing import Prices
+from backroom.llm.settings import LLMConfig, ModelConfig, ProviderConfig, ProviderKind
+
+__all__ = ["LLMConfig", "ModelConfig", "ProviderConfig", "ProviderKind", "load_llm_config"]
 
 OPENAI_URL = "https://api.openai.com/v1"
+ANTHROPIC_URL = "https://api.anthropic.com"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 ENV_PROVIDER = "openai"
-
-
-@dataclass(frozen=True, slots=True)
-class ModelConfig:
-    """One model of a provider: its limits, and its prices if they are known."""
-
-    name: str
-    limits: ModelLimits = field(default_factory=ModelLimits)
-    prices: Prices | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ProviderConfig:
-    """An OpenAI-compatible endpoint and the models backroom knows about on it."""
-
-    name: str
-    base_url: str
-    # Kept out of repr so that logging a config never prints a secret.
-    api_key: str | None = field(default=None, repr=False)
-    chat_only: bool = False
-    models: tuple[ModelConfig, ...] = ()
-    builtin_prices: bool = True
-    background: bool = False  # see `backroom.llm.providers.openai.background`
-    any_model: bool = False
-    """Accept models that `models` does not list (with no limits and no prices)."""
-
-    def model(self, name: str) -> ModelConfig:
-        """The configured model `name`, or one with no limits and the built-in prices."""
-        return self.configured_model(name) or self._unlisted(name)
-
-    def configured_model(self, name: str) -> ModelConfig | None:
-        """The model `name` as `models` lists it, or None."""
-        for model in self.models:
-            if model.name == name:
-                return model
-        return None
-
-    def model_names(self) -> list[str]:
-        """The names of the listed models, in the order configured."""
-        return [model.name for model in self.models]
-
-    def allowed_model(self, name: str) -> ModelConfig:
-        """The model `name` if a job may use it here; `ConfigError` naming the listed
-        models if this provider neither lists it nor takes `any_model`."""
-        model = self.configured_model(name)
-        if model is not None:
-            return model
-        if self.any_model:
-            return self._unlisted(name)
-        listed = ", ".join(self.model_names()) or "none"
-        raise ConfigError(
-            f"model {name!r} is not configured for LLM provider {self.name!r} "
-            f"(configured: {listed}; set any_model = true on the provider to allow any)"
-        )
-
-    def _unlisted(self, name: str) -> ModelConfig:
-        return ModelConfig(name, prices=builtin_prices(name) if self.builtin_prices else None)
-
-
-@dataclass(frozen=True, slots=True)
-class LLMConfig:
-    """Every configured provider, and which one a job gets when it names none."""
-
-    providers: tuple[ProviderConfig, ...] = ()
-    default_provider: str | None = None
-    fallback_after_pause_ms: int = 30_000
-    """A job with fallbacks moves on when its lane will have no room for longer."""
-    fallback_after_attempts: int = 2
-    """... or when this many of its attempts in the lane failed (a job may say otherwise)."""
-
-    def provider(self, name: str | None = None) -> ProviderConfig:
-        """The provider called `name`, or the default one; ConfigError if there is none."""
-        wanted = name or self.default_provider
-        if wanted is None:
-            if len(self.providers) == 1:
-                return self.providers[0]
-            raise ConfigError(
-                "no LLM provider named and no default: configure one provider, "
-                "set default_provider, or pass a provider"
-            )
-        for provider in self.providers:
-            if provider.name == wanted:
-                return provider
-        known = ", ".join(provider.name for provider in self.providers) or "none"
-        raise ConfigError(f"unknown LLM provider {wanted!r} (configured: {known})")
+# Per kind: the provider name that picks up a key variable unasked, that variable, the
+# variable naming its URL, and its default URL.
+_KIND_DEFAULTS: dict[str, tuple[str, str, str, str]] = {
+    "openai": (ENV_PROVIDER, DEFAULT_KEY_ENV, "OPENAI_BASE_URL", OPENAI_URL),
+    "anthropic": ("anthropic", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", ANTHROPIC_URL),
+}
 
 
 class _ModelTable(BaseModel):
@@ -153,6 +86,9 @@ class _ModelTable(BaseModel):
     input_usd_per_million: Decimal | None = Field(default=None, ge=0)
     cached_input_usd_per_million: Decimal | None = Field(default=None, ge=0)
     output_usd_per_million: Decimal | None = Field(default=None, ge=0)
+    cache_write_usd_per_million: Decimal | None = Field(default=None, ge=0)
+    batch_input_usd_per_million: Decimal | None = Field(default=None, ge=0)
+    batch_output_usd_per_million: Decimal | None = Field(default=None, ge=0)
 
     def to_config(self, name: str, builtin: bool) -> ModelConfig:
         """This table for model `name`; without prices, the built-in ones if `builtin`."""
@@ -171,6 +107,9 @@ class _ModelTable(BaseModel):
             self.input_usd_per_million,
             self.cached_input_usd_per_million,
             self.output_usd_per_million,
+            self.cache_write_usd_per_million,
+            self.batch_input_usd_per_million,
+            self.batch_output_usd_per_million,
         )
         if all(price is None for price in given):
             return None
@@ -184,6 +123,9 @@ class _ModelTable(BaseModel):
             self.input_usd_per_million,
             self.input_usd_per_million if cached is None else cached,
             self.output_usd_per_million,
+            self.cache_write_usd_per_million,
+            self.batch_input_usd_per_million,
+            self.batch_output_usd_per_million,
         )
 
 
@@ -192,12 +134,14 @@ class _ProviderTable(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    kind: ProviderKind = "openai"
     base_url: str | None = Field(default=None, pattern=r"^https?://\S+$")
     api_key_env: str | None = Field(default=None, min_length=1)
     chat_only: bool = False
     any_model: bool = False
     builtin_prices: bool = True
     background: bool = False
+    prompt_cache: bool = False
     models: dict[str, _ModelTable] = {}
 
 
@@ -214,9 +158,11 @@ class _ConfigFile(BaseModel):
 
 def _api_key(name: str, table: _ProviderTable, env: Mapping[str, str]) -> str | None:
     if table.api_key_env is None:
-        # Only OpenAI's own provider picks up OPENAI_API_KEY unasked: any other could
-        # be a third party, which must never be sent OpenAI's key by default.
-        return env.get(DEFAULT_KEY_ENV) if name == ENV_PROVIDER else None
+        # Only OpenAI's own provider picks up OPENAI_API_KEY unasked (and Anthropic's
+        # ANTHROPIC_API_KEY): any other could be a third party, never to be sent a key
+        # by default.
+        own_name, key_env = _KIND_DEFAULTS[table.kind][:2]
+        return env.get(key_env) if name == own_name else None
     api_key = env.get(table.api_key_env)
     if api_key is None:
         raise ConfigError(
@@ -227,6 +173,13 @@ def _api_key(name: str, table: _ProviderTable, env: Mapping[str, str]) -> str | 
 
 
 def _provider(name: str, table: _ProviderTable, env: Mapping[str, str]) -> ProviderConfig:
+    if table.kind != "openai" and (table.chat_only or table.background):
+        raise ConfigError(
+            f"provider {name!r}: chat_only and background are OpenAI settings, "
+            f"not for kind {table.kind!r}"
+        )
+    if table.kind != "anthropic" and table.prompt_cache:
+        raise ConfigError(f"provider {name!r}: prompt_cache is an Anthropic setting")
     api_key = _api_key(name, table, env)
     try:
         models = tuple(
@@ -235,15 +188,18 @@ def _provider(name: str, table: _ProviderTable, env: Mapping[str, str]) -> Provi
         )
     except ConfigError as error:
         raise ConfigError(f"provider {name!r}: {error}") from None
+    url_env, default_url = _KIND_DEFAULTS[table.kind][2:]
     return ProviderConfig(
         name=name,
-        base_url=table.base_url or env.get("OPENAI_BASE_URL") or OPENAI_URL,
+        base_url=table.base_url or env.get(url_env) or default_url,
         api_key=api_key,
         chat_only=table.chat_only,
         models=models,
         any_model=table.any_model,
         builtin_prices=table.builtin_prices,
         background=table.background,
+        kind=table.kind,
+        prompt_cache=table.prompt_cache,
     )
 
 

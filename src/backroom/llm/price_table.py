@@ -2,9 +2,14 @@
 
 Used for a model whose config gives no prices (the config's own prices win; set a
 provider's `builtin_prices = false` to use none of these). Taken from the providers'
-published price lists (standard tier, not batch or priority); prices change, so a
-deployment that must be exact states its own. A dated snapshot (`gpt-4o-2024-08-06`,
+published price lists (standard tier, not priority); prices change, so a deployment
+that must be exact states its own. A dated snapshot (`gpt-4o-2024-08-06`,
 `claude-sonnet-4-20250514`) costs what its family costs unless listed itself.
+
+Through a batch API every model costs half its online price (`Prices.for_batch`), as
+both providers publish. Anthropic's models carry a cache-write price: 1.25 times the
+input price (writes with the default five-minute lifetime); a cache read is the
+cached price below. OpenAI bills no cache writes.
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ _TABLE: dict[str, tuple[str, str, str]] = {
     "gpt-5": ("1.25", "0.125", "10.00"),
     "gpt-5-mini": ("0.25", "0.025", "2.00"),
     "gpt-5-nano": ("0.05", "0.005", "0.40"),
-    # Anthropic (the cached price is a cache read; cache writes cost more)
+    # Anthropic (the cached price is a cache read; a write costs `_CACHE_WRITE_FACTOR`)
     "claude-opus-4-5": ("5.00", "0.50", "25.00"),
     "claude-opus-4-1": ("15.00", "1.50", "75.00"),
     "claude-opus-4-0": ("15.00", "1.50", "75.00"),
@@ -47,11 +52,14 @@ _TABLE: dict[str, tuple[str, str, str]] = {
 
 # A snapshot date or alias a model name may end with: -2024-08-06, -20250514, -latest.
 _SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|latest)$")
+_CACHE_WRITE_FACTOR = Decimal("1.25")
+"""What a five-minute cache write costs at Anthropic, times the input price."""
 
 
-def _prices(entry: tuple[str, str, str]) -> Prices:
+def _prices(name: str, entry: tuple[str, str, str]) -> Prices:
     given, cached, output = (Decimal(price) for price in entry)
-    return Prices(given, cached, output)
+    written = given * _CACHE_WRITE_FACTOR if name.startswith("claude-") else None
+    return Prices(given, cached, output, written)
 
 
 def builtin_prices(model: str) -> Prices | None:
@@ -61,6 +69,9 @@ def builtin_prices(model: str) -> Prices | None:
     Decimal('0.60')
     >>> builtin_prices("my-local-model") is None
     True
+    >>> builtin_prices("claude-sonnet-4-5").cache_write_price
+    Decimal('3.7500')
     """
-    entry = _TABLE.get(model) or _TABLE.get(_SNAPSHOT.sub("", model))
-    return None if entry is None else _prices(entry)
+    family = model if model in _TABLE else _SNAPSHOT.sub("", model)
+    entry = _TABLE.get(family)
+    return None if entry is None else _prices(family, entry)

@@ -6,6 +6,11 @@ wait it asked for, and whether it said to retry at all. The lanes and the retry
 logic read only the snapshot, so a provider with other headers (Anthropic's
 `anthropic-ratelimit-*`, say) needs only a parser of its own, added to `PARSERS`.
 
+Anthropic's style (`anthropic_rate_limits`): `anthropic-ratelimit-{requests,tokens}-
+{limit,remaining,reset}` (and `input-tokens`/`output-tokens` windows: the tokens
+window is the combined one, else the input one), each reset an RFC 3339 time;
+`retry-after` in seconds; `x-should-retry`.
+
 OpenAI's style (`openai_rate_limits`), which OpenAI-compatible servers and proxies
 copy: `x-ratelimit-{limit,remaining,reset}-{requests,tokens}`, with Go-style
 durations in the resets (`1s`, `6m0s`, `12ms`, `1h2m3.5s`); `retry-after-ms`, or
@@ -22,6 +27,7 @@ import dataclasses
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import ROUND_CEILING, Decimal
 
 from backroom.core.retry_after import PROXY_PREFIXES, retry_after_ms
@@ -163,7 +169,57 @@ def openai_rate_limits(headers: Mapping[str, str], now: int) -> RateLimitSnapsho
     )
 
 
-PARSERS: Mapping[str, RateLimitParser] = {"openai": openai_rate_limits}
+def _reset_in_ms(value: str | None, now: int) -> int | None:
+    """How long until an RFC 3339 time, from `now` (0 once passed); None if not one."""
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value.strip())
+    except ValueError:
+        return None
+    if moment.tzinfo is None:
+        return None
+    return max(0, int(moment.timestamp() * 1000) - now)
+
+
+def _anthropic_window(headers: Mapping[str, str], kind: str, now: int) -> RateLimitWindow:
+    prefix = f"anthropic-ratelimit-{kind}"
+    return RateLimitWindow(
+        limit=_count(headers, f"{prefix}-limit"),
+        remaining=_count(headers, f"{prefix}-remaining"),
+        reset_ms=_reset_in_ms(_header(headers, f"{prefix}-reset"), now),
+    )
+
+
+def anthropic_rate_limits(headers: Mapping[str, str], now: int) -> RateLimitSnapshot:
+    """Anthropic's rate-limit headers as a snapshot; a malformed one reads as missing.
+
+    >>> snapshot = anthropic_rate_limits({
+    ...     "anthropic-ratelimit-requests-remaining": "49",
+    ...     "anthropic-ratelimit-input-tokens-limit": "30000",
+    ...     "anthropic-ratelimit-input-tokens-reset": "1970-01-01T00:00:12Z",
+    ...     "retry-after": "3",
+    ... }, 2_000)
+    >>> snapshot.requests.remaining, snapshot.tokens.limit, snapshot.tokens.reset_ms
+    (49, 30000, 10000)
+    >>> snapshot.retry_after_ms
+    3000
+    """
+    tokens = _anthropic_window(headers, "tokens", now)
+    if tokens == RateLimitWindow():
+        tokens = _anthropic_window(headers, "input-tokens", now)
+    return RateLimitSnapshot(
+        requests=_anthropic_window(headers, "requests", now),
+        tokens=tokens,
+        retry_after_ms=retry_after_ms(headers, now=now),
+        should_retry=_should_retry(headers),
+    )
+
+
+PARSERS: Mapping[str, RateLimitParser] = {
+    "openai": openai_rate_limits,
+    "anthropic": anthropic_rate_limits,
+}
 """Each provider family's parser, by the name of its API style."""
 
 

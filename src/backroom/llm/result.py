@@ -10,8 +10,11 @@
     incomplete_details {reason: max_output_tokens | content_filter} or null
     response_id, model
     usage              {input_tokens, cached_tokens, output_tokens, reasoning_tokens,
-                       cost_usd, estimated}: reasoning tokens are part of the output
-                       tokens; `estimated` when the provider reported no usage
+                       cost_usd, estimated, cache_write_tokens?}: reasoning tokens are
+                       part of the output tokens, cached (cache reads) and cache-write
+                       tokens part of the input tokens (`cache_write_tokens` only when
+                       the provider wrote its prompt cache, as Anthropic reports);
+                       `estimated` when the provider reported no usage
 
 Both APIs' answers are translated, so a result reads the same whichever API the
 provider speaks. With `fail_on_truncation`, an answer cut off by `max_output_tokens`
@@ -49,20 +52,23 @@ def result_json(result: LLMResult, usage: AttemptUsage, request: LLMRequest) -> 
             for call in result.tool_calls
         ]
     incomplete = None if finish.incomplete_reason is None else {"reason": finish.incomplete_reason}
+    counts: dict[str, JSON] = {
+        "input_tokens": usage.input_tokens,
+        "cached_tokens": usage.cached_tokens,
+        "output_tokens": usage.output_tokens,
+        "reasoning_tokens": result.reasoning_tokens,
+        "cost_usd": cost,
+        "estimated": usage.estimated,
+    }
+    if result.usage.cache_write_tokens:  # only providers that bill cache writes report them
+        counts["cache_write_tokens"] = result.usage.cache_write_tokens
     return body | {
         "status": finish.status,
         "finish_reason": finish.finish_reason,
         "incomplete_details": incomplete,
         "response_id": result.response_id,
         "model": result.model,
-        "usage": {
-            "input_tokens": usage.input_tokens,
-            "cached_tokens": usage.cached_tokens,
-            "output_tokens": usage.output_tokens,
-            "reasoning_tokens": result.reasoning_tokens,
-            "cost_usd": cost,
-            "estimated": usage.estimated,
-        },
+        "usage": counts,
     }
 
 

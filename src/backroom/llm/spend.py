@@ -23,8 +23,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-import openai
-
 from backroom.core.errors import BudgetRefused, CostCapReached, JobError, Permanent
 from backroom.core.job import Job
 from backroom.core.spend import BudgetWindow, CallIntent, CallOpening, CallState, OpenCall
@@ -110,7 +108,7 @@ class SpendLedger:
         cap = _cost_cap(job_input, tenant)
         if (budget is not None or cap is not None) and request.max_output_tokens is None:
             request = replace(request, max_output_tokens=BUDGETED_OUTPUT_TOKENS)
-        reserved = price_pico_usd(worst_case_usage(request), model.prices)
+        reserved = price_pico_usd(worst_case_usage(request, model.prices), model.prices)
         if reserved is None and (budget is not None or cap is not None):
             raise Permanent(
                 f"model {model.name!r} on provider {provider.name!r} has no price, so its cost "
@@ -146,13 +144,16 @@ class SpendLedger:
         await self._settle(call.intent, charged, CallState.SETTLED)
         return charged
 
-    async def failed(self, call: OpenedCall, error: JobError, now: int) -> None:
-        """Settle a call that failed: unbilled after an HTTP error answer, otherwise
-        (no answer, or a stream cut off) charged at its reservation as an estimate."""
-        if call.resume_id is None and isinstance(error.__cause__, openai.APIStatusError):
+    async def failed(
+        self, call: OpenedCall, error: JobError, now: int, *, answered: bool = False
+    ) -> None:
+        """Settle a call that failed: unbilled after an HTTP error answer (`answered`:
+        the provider tells, see `Provider.answered`), otherwise (no answer, or a stream
+        cut off) charged at its reservation as an estimate."""
+        if call.resume_id is None and answered:
             await self._settle(call.intent, None, CallState.SETTLED)
             return
-        worst = worst_case_usage(call.request)
+        worst = worst_case_usage(call.request, call.model.prices)
         charged = attempt_usage(
             call.job, call.job_input, call.model, worst, now, provider=call.intent.provider
         )

@@ -39,18 +39,15 @@ from backroom.core.lanes import LaneRequest
 from backroom.core.retry import Jitter, RetryPolicy
 from backroom.core.usage import AttemptUsage
 from backroom.llm.admission import check_respond_input
-from backroom.llm.config import LLMConfig, ProviderConfig
+from backroom.llm.config import LLMConfig
 from backroom.llm.lanes import charged_output, lane_request_for_payload, lane_tokens
 from backroom.llm.progress import DeltaCallback, partial_output
-from backroom.llm.providers.openai.background import respond_in_background
-from backroom.llm.providers.openai.call import respond
-from backroom.llm.providers.openai.clients import HttpClientFactory, ProviderClients
-from backroom.llm.providers.openai.errors import RateLimited
+from backroom.llm.provider import RateLimited, Resume
+from backroom.llm.providers.registry import HttpClientFactory, Providers
 from backroom.llm.ratelimit_headers import RateLimitSnapshot
-from backroom.llm.request import LLMResult
 from backroom.llm.result import check_truncation, result_json
 from backroom.llm.routes import lane_route_for_payload, route_for_lane
-from backroom.llm.spend import OpenedCall, SpendLedger
+from backroom.llm.spend import SpendLedger
 from backroom.llm.task_input import RespondInput
 from backroom.llm.usage_sink import StoreCallSink
 from backroom.tasks import Submitter, Task
@@ -135,7 +132,7 @@ class RespondTask:
         self._sink = sink
         self._retry = retry
         self._ledger = ledger
-        self._clients = ProviderClients(call_timeout_s, http_clients)
+        self._providers = Providers(call_timeout_s, http_clients)
 
     def task(self) -> Task:
         """The task to register on an app, its jobs in the lanes of their models.
@@ -150,7 +147,6 @@ class RespondTask:
             check_input=self.check_input,
             lane_route=self.lane_route,
             retry=self._retry,
-            unpriced_model=self.unpriced_model,
         )
 
     def lane_route(self, payload: JSON) -> LaneRoute | None:
@@ -158,25 +154,17 @@ class RespondTask:
         return lane_route_for_payload(payload, self._config)
 
     def check_input(self, payload: JSON, submitter: Submitter) -> None:
-        """Refuse at submit (`InputRefused`) a provider or model the config rules out."""
+        """Refuse at submit (`InputRefused`) a provider or model the config rules out,
+        or one without prices for a capped submitter (see `backroom.llm.admission`)."""
         check_respond_input(payload, submitter, self._config)
 
     def lane_request(self, payload: JSON) -> LaneRequest | None:
         """The lane a job with input `payload` runs in, or None if the input is unusable."""
         return lane_request_for_payload(payload, self._config)
 
-    def unpriced_model(self, payload: JSON) -> str | None:
-        """The model a job with input `payload` names if it has no price, else None."""
-        try:
-            job_input = RespondInput.parse(payload)
-            model = job_input.provider_in(self._config).model(job_input.model)
-        except Permanent:
-            return None  # an unusable input: the handler fails it with the reason
-        return model.name if model.prices is None else None
-
     async def aclose(self) -> None:
-        """Close the SDK clients' connections."""
-        await self._clients.aclose()
+        """Close the providers' SDK clients."""
+        await self._providers.aclose()
 
     async def handle(self, ctx: JobContext, payload: JSON) -> JSON:
         """Make the call `payload` asks for; `Permanent` if it is invalid."""
@@ -191,10 +179,17 @@ class RespondTask:
         call = await self._ledger.open(ctx.job, job_input, provider, model, asked, clock.now())
         request = call.request
         sent_at = clock.now()
+        sender = self._providers.get(provider)
         try:
-            result = await self._send(ctx, provider, call)
+            result = await sender.respond(
+                request,
+                clock=clock,
+                on_delta=_partial_output(ctx) if request.stream else None,
+                resume=Resume(partial(self._ledger.created, call), call.resume_id),
+            )
         except JobError as error:
-            await self._ledger.failed(call, error, clock.now())
+            answered = error.__cause__ is not None and sender.answered(error.__cause__)
+            await self._ledger.failed(call, error, clock.now(), answered=answered)
             await self._sink.call_ended(_failure_report(ctx.job, lane, sent_at, error, clock.now()))
             raise
         usage = await self._ledger.answered(call, result, clock.now())
@@ -208,25 +203,6 @@ class RespondTask:
             await ctx.progress(1.0, partial=partial_output(ctx.attempt, result.output_text))
         check_truncation(result, fail_on_truncation=job_input.fail_on_truncation)
         return result_json(result, usage, request)
-
-    async def _send(self, ctx: JobContext, provider: ProviderConfig, call: OpenedCall) -> LLMResult:
-        """Send the call (in background mode: create it, or take up an earlier attempt's)."""
-        client = self._clients.client(provider)
-        if provider.background and not provider.chat_only:
-            return await respond_in_background(
-                client,
-                call.request,
-                clock=ctx.clock,
-                on_created=partial(self._ledger.created, call),
-                resume_id=call.resume_id,
-            )
-        return await respond(
-            client,
-            call.request,
-            chat_only=provider.chat_only,
-            clock=ctx.clock,
-            on_delta=_partial_output(ctx) if call.request.stream else None,
-        )
 
 
 def register_llm_tasks(

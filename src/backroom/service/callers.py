@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from backroom.core.usage import DailyBudget
 from backroom.service.replies import Reply, problem
+from backroom.tasks import Submitter
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,6 +30,14 @@ class Caller:
     def scope(self) -> str | None:
         """The tenant whose jobs the caller may see; None (every tenant) for an admin."""
         return None if self.admin else self.tenant
+
+    def submitter(self) -> Submitter:
+        """The caller as a task's input check sees it: its tenant and spend caps."""
+        return Submitter(
+            self.tenant,
+            has_budget=self.daily_budget is not None,
+            has_cost_cap=self.max_job_cost_pico_usd is not None,
+        )
 
 
 def refuse_read_only(caller: Caller) -> Reply | None:

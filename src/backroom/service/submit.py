@@ -27,8 +27,7 @@ from backroom.service.callers import Caller
 from backroom.service.context import AppParts
 from backroom.service.documents import job_document, usd_text
 from backroom.service.replies import Reply, invalid_field, job_location, problem
-from backroom.service.spend_checks import unpriced_refusal
-from backroom.service.submit_input import checked_lane, has_budget, refused_input
+from backroom.service.submit_input import checked_lane, refused_input, submitter_caps
 from backroom.service.webhooks import prepare_job_webhook
 from backroom.tasks import Submitter
 from backroom.telemetry.job_log import log_job_change
@@ -73,14 +72,15 @@ def build_job(
     *,
     tenant: str = DEFAULT_TENANT,
     max_active: int | None = None,
-    has_budget: bool = False,
+    submitter: Submitter | None = None,
 ) -> NewJob:
     """Validate `submission` and build the `NewJob` the store takes. `max_active` caps
-    the tenant's queued and running jobs (`QueueFull` beyond it); `has_budget`: the
-    tenant has a daily LLM budget (for the task's input check). Raises `ConfigError` for
-    a task the app does not have (when it has any), `InvalidJson` for an input or
-    metadata that is not plain JSON (keys too), `InputRefused` for an input the task's
-    check refuses, `ValueError` for attempts < 1, a delay < 0 or a timeout under 1 ms."""
+    the tenant's queued and running jobs (`QueueFull` beyond it); `submitter` (default:
+    `tenant`, uncapped) is who submits, with its spend caps, for the task's input check.
+    Raises `ConfigError` for a task the app does not have (when it has any),
+    `InvalidJson` for an input or metadata that is not plain JSON (keys too),
+    `InputRefused` for an input the task's check refuses, `ValueError` for attempts < 1,
+    a delay < 0 or a timeout under 1 ms."""
     known = app.tasks.get(submission.task)
     if known is None and app.tasks:
         names = ", ".join(app.tasks.names())
@@ -90,7 +90,8 @@ def build_job(
     attempts = submission.max_attempts or policy.max_attempts
     check_plain_json(submission.input, "input")
     check_plain_json(submission.metadata, "metadata")
-    lane = checked_lane(known, submission.input, Submitter(tenant, has_budget))
+    submitter = submitter or Submitter(tenant)
+    lane = checked_lane(known, submission.input, submitter)
     timeout_s, delay_s = submission.timeout_s, submission.delay_s
     # A timeout is kept in whole milliseconds: below 1 ms it would round to 0 and every
     # attempt would time out at once.
@@ -100,7 +101,7 @@ def build_job(
         task=submission.task,
         input=submission.input,
         run_at=app.clock.now() + round(delay_s * 1000),
-        tenant=tenant,
+        tenant=submitter.tenant,
         queue=queue,
         priority=submission.priority,
         max_attempts=attempts,
@@ -144,8 +145,8 @@ async def enqueue(
     """
     if submission.webhook_url is not None:
         await prepare_job_webhook(app, tenant, submission.webhook_url, TargetPolicy())
-    budgeted = await has_budget(app, submission.task, tenant)
-    job = build_job(app, submission, tenant=tenant, max_active=max_active, has_budget=budgeted)
+    submitter = await submitter_caps(app, submission.task, tenant)
+    job = build_job(app, submission, submitter=submitter, max_active=max_active)
     result = await app.store.submit(job, app.clock.now())
     if result.created:
         log_job_change(result.job, "job.submitted", f"submitted to queue {result.job.queue}")
@@ -205,7 +206,7 @@ async def prepare_job(
 ) -> Prepared | Reply:
     """Check `submission` and build its job, as `submit_job` does before storing it;
     the 422 it earns when a check fails."""
-    invalid = _invalid(app, submission, policy) or unpriced_refusal(app, caller, submission)
+    invalid = _invalid(app, submission, policy)
     if invalid is not None:
         return invalid
     if submission.webhook_url is not None:
@@ -213,11 +214,8 @@ async def prepare_job(
             await prepare_job_webhook(app, caller.tenant, submission.webhook_url, policy.webhooks)
         except WebhookTargetRefused as refused:
             return invalid_field(("body", "webhook_url"), str(refused))
-    budgeted = caller.daily_budget is not None
     try:
-        new = build_job(
-            app, submission, tenant=caller.tenant, max_active=caller.max_queued, has_budget=budgeted
-        )
+        new = build_job(app, submission, submitter=caller.submitter(), max_active=caller.max_queued)
     except (InvalidJson, InputRefused) as error:
         return refused_input(error)
     if new.lane is None:

@@ -22,13 +22,20 @@ def checked_lane(task: Task | None, input: JSON, submitter: Submitter) -> str | 
     return None if request is None else request.lane
 
 
-async def has_budget(app: AppParts, task: str, tenant: str) -> bool:
-    """Whether `tenant` has a daily budget, read only for a task that checks inputs."""
+async def submitter_caps(app: AppParts, task: str, tenant: str) -> Submitter:
+    """`tenant` with its spend caps (a daily budget, a job cost cap), read from the
+    store only for a task that checks inputs."""
     known = app.tasks.get(task)
     if known is None or known.check_input is None:
-        return False
+        return Submitter(tenant)
     stored = await app.store.get_tenant(tenant)
-    return stored is not None and stored.daily_budget is not None
+    if stored is None:
+        return Submitter(tenant)
+    return Submitter(
+        tenant,
+        has_budget=stored.daily_budget is not None,
+        has_cost_cap=stored.max_job_cost_pico_usd is not None,
+    )
 
 
 def refused_input(error: InvalidJson | InputRefused) -> Reply:

@@ -21,7 +21,7 @@ IMAGE_TOKENS = 85
 """Input tokens per image (OpenAI's count for a low-detail image)."""
 REASONING_TOKENS = {"minimal": 0, "low": 16, "medium": 64, "high": 256}
 """Reasoning tokens the mock reports, by effort."""
-_IMAGE_PART_TYPES = frozenset({"input_image", "image_url"})
+_IMAGE_PART_TYPES = frozenset({"input_image", "image_url", "image"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,12 +55,12 @@ def _dict(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _tools(raw: object, *, nested: bool) -> tuple[MockTool, ...]:
+def _tools(raw: object, *, nested: bool, schema: str = "parameters") -> tuple[MockTool, ...]:
     tools = []
     for item in raw if isinstance(raw, list) else []:
         spec = _dict(_dict(item).get("function")) if nested else _dict(item)
         if isinstance(spec.get("name"), str):
-            tools.append(MockTool(spec["name"], _dict(spec.get("parameters"))))
+            tools.append(MockTool(spec["name"], _dict(spec.get(schema))))
     return tuple(tools)
 
 
@@ -116,6 +116,26 @@ def features_from_chat(body: dict[str, Any]) -> Features:
         images=_images(body.get("messages")),
         top_p=_top_p(body.get("top_p")),
         metadata=_dict(body.get("metadata")),
+    )
+
+
+def features_from_messages(body: dict[str, Any]) -> Features:
+    """The features of a `/v1/messages` body (Anthropic's): `output_config.format`,
+    tools with an `input_schema`, `tool_choice.type`, `output_config.effort`,
+    `stop_sequences`, image blocks."""
+    output_config = _dict(body.get("output_config"))
+    output_format = _dict(output_config.get("format"))
+    schema = output_format.get("schema") if output_format.get("type") == "json_schema" else None
+    choice = _dict(body.get("tool_choice")).get("type")
+    effort = output_config.get("effort")
+    return Features(
+        schema=_dict(schema) if schema is not None else None,
+        tools=_tools(body.get("tools"), nested=False, schema="input_schema"),
+        tool_choice=choice if isinstance(choice, str) else None,
+        reasoning_effort=effort if isinstance(effort, str) else None,
+        stop=_stop(body.get("stop_sequences")),
+        images=_images(body.get("messages")),
+        top_p=_top_p(body.get("top_p")),
     )
 
 

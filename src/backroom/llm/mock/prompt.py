@@ -1,7 +1,7 @@
 """The mock server's reading of a request: which model, what text, how to answer.
 
-Both endpoints accept the shapes the `openai` SDK sends (extra fields are ignored),
-and reduce them to one `Prompt`.
+Every endpoint accepts the shapes its SDK sends (`openai`'s, and `anthropic`'s for
+`/v1/messages`; extra fields are ignored), and reduces them to one `Prompt`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,12 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from backroom.llm.mock.features import Features, features_from_chat, features_from_responses
+from backroom.llm.mock.features import (
+    Features,
+    features_from_chat,
+    features_from_messages,
+    features_from_responses,
+)
 
 
 class _Part(BaseModel):
@@ -68,6 +73,18 @@ class _ChatBody(BaseModel):
     stream_options: _StreamOptions | None = None
 
 
+class _MessagesBody(BaseModel):
+    """A `POST /v1/messages` body (Anthropic's Messages API)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    model: str
+    max_tokens: int = Field(gt=0)
+    messages: list[_Turn] = Field(min_length=1)
+    system: str | list[_Part] | None = None
+    stream: bool = False
+
+
 @dataclass(frozen=True, slots=True)
 class Prompt:
     """What the mock needs from a request, whichever endpoint it came to."""
@@ -84,6 +101,9 @@ class Prompt:
     """A Responses API call in background mode: answered at once, retrieved later."""
     features: Features = field(default_factory=Features)
     """Structured output, tools, reasoning, stop sequences, images (see `mock.features`)."""
+    cache_control: bool = False
+    """An Anthropic request that marks a prompt-cache breakpoint: its first answer
+    writes its input to the cache."""
 
 
 def _last_user_text(turns: list[_Turn]) -> str:
@@ -121,4 +141,29 @@ def prompt_from_chat(body: object) -> Prompt:
         stream=request.stream,
         stream_usage=options is not None and options.include_usage,
         features=features_from_chat(body if isinstance(body, dict) else {}),
+    )
+
+
+def _mentions(value: object, key: str) -> bool:
+    """Whether `key` is a key anywhere in the JSON `value`."""
+    if isinstance(value, dict):
+        return key in value or any(_mentions(item, key) for item in value.values())
+    return isinstance(value, list) and any(_mentions(item, key) for item in value)
+
+
+def prompt_from_messages(body: object) -> Prompt:
+    """A `/v1/messages` body as a Prompt; pydantic's ValidationError if malformed."""
+    request = _MessagesBody.model_validate(body)
+    system = request.system
+    if isinstance(system, list):
+        system = "".join(part.text or "" for part in system)
+    texts = ([system] if system else []) + [turn.text() for turn in request.messages]
+    return Prompt(
+        model=request.model,
+        text="\n".join(texts),
+        last_user_text=_last_user_text(request.messages),
+        max_output_tokens=request.max_tokens,
+        stream=request.stream,
+        features=features_from_messages(body if isinstance(body, dict) else {}),
+        cache_control=_mentions(body, "cache_control"),
     )

@@ -89,7 +89,8 @@ def _tool_call(features: Features) -> tuple[str, str] | None:
 
 
 def compose_reply(prompt: Prompt, *, number: int, created_s: int, cached: bool) -> Reply:
-    """The answer to `prompt`; with `cached`, all its input tokens count as cached."""
+    """The answer to `prompt`; with `cached`, all its input tokens count as cached (read
+    from the cache); else, for a prompt that marks a cache breakpoint, as written."""
     features = prompt.features
     call = _tool_call(features)
     text = "" if call is not None else _text(prompt)
@@ -104,6 +105,7 @@ def compose_reply(prompt: Prompt, *, number: int, created_s: int, cached: bool) 
         input_tokens=input_tokens,
         cached_tokens=input_tokens if cached else 0,
         output_tokens=estimate_tokens(text) + arguments + reasoning,
+        cache_write_tokens=input_tokens if prompt.cache_control and not cached else 0,
     )
     return Reply(
         number, prompt.model, text, usage, incomplete, created_s, call, reasoning, features

@@ -1,6 +1,10 @@
-"""`backroom mock-llm`: an OpenAI-compatible server for tests, examples and benchmarks.
+"""`backroom mock-llm`: an OpenAI- and Anthropic-compatible server for tests, examples
+and benchmarks.
 
-`POST /v1/responses` and `POST /v1/chat/completions`, streamed or not, answer with
+`POST /v1/responses`, `POST /v1/chat/completions` and Anthropic's `POST /v1/messages`
+(its errors, `anthropic-ratelimit-*` headers and SSE events in Anthropic's shape, see
+`mock.anthropic_shape`; its prompt-cache reads and writes in its usage), streamed or
+not, answer with
 deterministic text (see `mock_reply`) and real usage counts. When limits are set,
 every answer to a well-formed request carries `x-ratelimit-*` headers, and a call
 past a limit gets a real 429 with Retry-After (see `mock_limits`). Directives in the
@@ -24,6 +28,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response
 
 from backroom.clock import Clock, SystemClock
+from backroom.llm.mock.anthropic_shape import as_anthropic
 from backroom.llm.mock.background import BackgroundResponses
 from backroom.llm.mock.broken import PLAIN_CALL_BREAKS, STREAM_FAULTS, CuttableResponse, broken_body
 from backroom.llm.mock.charge import ChargeAt, TokenCharge
@@ -31,7 +36,13 @@ from backroom.llm.mock.chat import completion_body, completion_chunks
 from backroom.llm.mock.errors import error_response
 from backroom.llm.mock.faults import Fault, FaultCounter, fault_response, find_fault
 from backroom.llm.mock.limits import ModelLimiter, refusal_response
-from backroom.llm.mock.prompt import Prompt, prompt_from_chat, prompt_from_responses
+from backroom.llm.mock.messages import message_body, message_events
+from backroom.llm.mock.prompt import (
+    Prompt,
+    prompt_from_chat,
+    prompt_from_messages,
+    prompt_from_responses,
+)
 from backroom.llm.mock.reply import Pause, Reply, compose_reply, prompt_key
 from backroom.llm.mock.responses import response_body, response_events
 
@@ -65,6 +76,8 @@ class _Endpoint:
     body: Callable[[Reply], dict[str, Any]]
     stream: Callable[[Prompt, Reply, Pause, str | None], AsyncIterator[str]]
     """The SSE frames of an answer, broken by a stream fault if one is named."""
+    reshape: Callable[[Response, int], Response] | None = None
+    """Turns an answer in OpenAI's shape into this API's (errors, headers), given now."""
 
 
 def _response_stream(
@@ -79,8 +92,15 @@ def _chat_stream(
     return completion_chunks(reply, pause, fault=fault, include_usage=prompt.stream_usage)
 
 
+def _message_stream(
+    _prompt: Prompt, reply: Reply, pause: Pause, fault: str | None
+) -> AsyncIterator[str]:
+    return message_events(reply, pause, fault=fault)
+
+
 _RESPONSES = _Endpoint(prompt_from_responses, response_body, _response_stream)
 _CHAT = _Endpoint(prompt_from_chat, completion_body, _chat_stream)
+_MESSAGES = _Endpoint(prompt_from_messages, message_body, _message_stream, as_anthropic)
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +148,13 @@ class _MockProvider:
             await self._clock.sleep(self._config.stream_interval_ms)
 
     async def handle(self, request: Request, endpoint: _Endpoint) -> Response:
-        """Answer one call: refuse it, fail it as scripted, or reply."""
+        """Answer one call: refuse it, fail it as scripted, or reply (in its API's shape)."""
+        response = await self._handle(request, endpoint)
+        if endpoint.reshape is None:
+            return response
+        return endpoint.reshape(response, self._clock.now())
+
+    async def _handle(self, request: Request, endpoint: _Endpoint) -> Response:
         try:
             prompt = endpoint.parse(await request.json())
             fault = find_fault(prompt.text)
@@ -196,6 +222,11 @@ def create_mock_app(config: MockConfig, clock: Clock) -> FastAPI:
     async def create_chat_completion(request: Request) -> Response:
         """Chat completions."""
         return await provider.handle(request, _CHAT)
+
+    @app.post("/v1/messages")
+    async def create_message(request: Request) -> Response:
+        """Anthropic's Messages API."""
+        return await provider.handle(request, _MESSAGES)
 
     return app
 

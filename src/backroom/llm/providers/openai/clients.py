@@ -1,18 +1,21 @@
-"""One SDK client per provider, made on first use and kept, so connections are reused."""
+"""One SDK client per provider, made on first use and kept, so connections are reused.
+
+The OpenAI clients of `backroom.llm.providers.registry.Providers`, for callers that
+talk to the SDK themselves (benchmarks, tests).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from dataclasses import replace
 
-import httpx2
 import openai
 
 from backroom.llm.config import ProviderConfig
-from backroom.llm.providers.openai.call import make_client
+from backroom.llm.providers.openai.provider import OpenAIProvider
+from backroom.llm.providers.registry import HttpClientFactory, Providers
 
-HttpClientFactory = Callable[[], httpx2.AsyncClient]
-"""Makes the HTTP client under one SDK client (a fresh one each time: closing the SDK
-client closes it)."""
+__all__ = ["HttpClientFactory", "ProviderClients"]
 
 
 class ProviderClients:
@@ -25,22 +28,14 @@ class ProviderClients:
     def __init__(
         self, timeout_s: float, http_clients: Mapping[str, HttpClientFactory] | None = None
     ) -> None:
-        self._timeout_s = timeout_s
-        self._http_clients = dict(http_clients or {})
-        self._clients: dict[str, openai.AsyncOpenAI] = {}
+        self._providers = Providers(timeout_s, http_clients)
 
     def client(self, provider: ProviderConfig) -> openai.AsyncOpenAI:
         """The client for `provider`, made the first time it is asked for."""
-        client = self._clients.get(provider.name)
-        if client is None:
-            factory = self._http_clients.get(provider.name)
-            http_client = None if factory is None else factory()
-            client = make_client(provider, self._timeout_s, http_client)
-            self._clients[provider.name] = client
-        return client
+        made = self._providers.get(replace(provider, kind="openai"))
+        assert isinstance(made, OpenAIProvider)
+        return made.client
 
     async def aclose(self) -> None:
         """Close every client's connections; a later call makes fresh clients."""
-        clients, self._clients = list(self._clients.values()), {}
-        for client in clients:
-            await client.close()
+        await self._providers.aclose()

@@ -18,7 +18,8 @@ from collections.abc import Mapping
 
 import openai
 
-from backroom.core.errors import LaneLimited, Permanent, Retryable
+from backroom.core.errors import Permanent, Retryable
+from backroom.llm.provider import RateLimited
 from backroom.llm.providers.openai.error_text import connection_message, provider_message
 from backroom.llm.ratelimit_headers import RateLimitSnapshot, openai_rate_limits
 
@@ -29,20 +30,13 @@ _FIRST_SERVER_ERROR = 500
 # code (invalid_prompt, invalid_image, policy violations...) fails the same way again.
 _TRANSIENT_STREAM_CODES = frozenset({"server_error", "rate_limit_exceeded", "vector_store_timeout"})
 
-
-class RateLimited(LaneLimited):
-    """A 429 rate-limit answer: retry after `after_ms`, and slow the whole lane down.
-
-    `rate_limits` holds what its headers said: the `x-ratelimit-*` windows and the
-    wait (`after_ms` is `rate_limits.retry_after_ms`). With no wait named, the lane
-    backs off on its own (see `backroom.core.lane_health`).
-    """
-
-    def __init__(
-        self, message: str, *, after_ms: int | None, rate_limits: RateLimitSnapshot
-    ) -> None:
-        super().__init__(message, after_ms=after_ms)
-        self.rate_limits = rate_limits
+__all__ = [
+    "QUOTA_CODE",
+    "RateLimited",
+    "error_for_exception",
+    "error_for_response",
+    "error_for_stream_failure",
+]
 
 
 def _quota_error(detail: str) -> Permanent:

@@ -1,0 +1,1 @@
+"""Anthropic's Messages API through the `anthropic` SDK, behind the provider seam."""
