@@ -3,7 +3,8 @@
 One scenario, as a person would go: log in, read the overview, filter the jobs, open
 the failed one, redrive it by clicking and watch it succeed without reloading; a
 read-only key is refused an action; another tenant's job is a 404; the admin sees
-every tenant. Each page is saved as a screenshot under build/screenshots/.
+every tenant, the server's idle worker on the overview, and changes a tenant's caps.
+Each page is saved as a screenshot under build/screenshots/.
 """
 
 from __future__ import annotations
@@ -158,6 +159,10 @@ def _read_only_is_refused(page: Page, server: Server, key: str, failed: int) -> 
     )
     assert answer.status == 403
     assert "read-only" in answer.text()
+    caps = page.request.post(
+        f"{server.url}/dashboard/tenants/globex/caps", form={"csrf": token or "", "max_queued": "1"}
+    )
+    assert caps.status == 403
     page.reload()
     expect(page.get_by_role("heading", name=re.compile(f"^Job {failed}"))).to_contain_text("failed")
     _log_out(page)
@@ -172,6 +177,10 @@ def _admin_sees_every_tenant(page: Page, server: Server, theirs: int) -> None:
     page.goto(f"{server.url}/dashboard/jobs/{theirs}")
     expect(page.get_by_role("heading", name=re.compile(f"^Job {theirs}"))).to_be_visible()
     page.goto(f"{server.url}/dashboard/overview")
+    # The server's worker has run every job: it holds none, and shows alive all the same.
+    worker = page.locator("table.workers tbody tr").first
+    expect(worker).to_contain_text("alive")
+    expect(worker).to_contain_text("idle")
     _shot(page, "overview-admin")
 
 
@@ -192,6 +201,12 @@ def _admin_pages(page: Page) -> None:
     globex.get_by_label("read-only").check()
     globex.get_by_role("button", name="New key for globex").click()
     expect(page.locator("#new-key")).to_contain_text("br_")
+    globex.get_by_label("Active jobs cap").fill("25")
+    globex.get_by_label("Daily LLM budget, USD").fill("2.5")
+    globex.get_by_role("button", name="Save caps of globex").click()
+    expect(page.locator(".notice")).to_contain_text("saved the caps of tenant globex")
+    expect(globex.locator("dl.facts")).to_contain_text("$2.5")
+    expect(globex.get_by_label("Active jobs cap")).to_have_value("25")
     _shot(page, "tenants")
 
 

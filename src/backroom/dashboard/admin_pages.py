@@ -1,4 +1,6 @@
-"""`/dashboard/tenants` (admin): every tenant's caps, keys and spend; make and revoke keys.
+"""`/dashboard/tenants` (admin): every tenant's caps, keys and spend; change its caps and
+budgets (`service.tenant_edit`, the operation of `backroom tenants update` and of
+`PATCH /v1/tenants/{name}`); make and revoke keys.
 
 A new key is shown once, in the page that answers the form (never in a URL or a log).
 For anyone but an admin the page does not exist (404).
@@ -15,6 +17,7 @@ from backroom.dashboard.access import Viewer
 from backroom.dashboard.web import PREFIX, Dashboard, Form, back_to
 from backroom.service.api_keys import add_key
 from backroom.service.tenant_admin import revoke_key
+from backroom.service.tenant_edit import FormError, caps_from_form, edit_tenant
 from backroom.service.tenant_view import tenant_views
 
 
@@ -30,6 +33,7 @@ class TenantPages:
         router = APIRouter(include_in_schema=False)
         router.add_api_route(f"{PREFIX}/tenants", self.tenants, methods=["GET"])
         router.add_api_route(f"{PREFIX}/tenants/{{name}}/keys", self.create_key, methods=["POST"])
+        router.add_api_route(f"{PREFIX}/tenants/{{name}}/caps", self.edit_caps, methods=["POST"])
         router.add_api_route(
             f"{PREFIX}/tenants/{{name}}/keys/{{key_id}}/revoke", self.revoke, methods=["POST"]
         )
@@ -79,3 +83,19 @@ class TenantPages:
         except BackroomError as error:
             return back_to(f"{PREFIX}/tenants", str(error))
         return back_to(f"{PREFIX}/tenants", f"revoked key {revoked.key_id} of tenant {name}")
+
+    async def edit_caps(self, request: Request, name: str) -> Response:
+        """Set tenant `name`'s caps and budgets to the form's (an empty field: no cap)."""
+        checked = await self._admin_action(request)
+        if isinstance(checked, Response):
+            return checked
+        viewer, form = checked
+        try:
+            change = caps_from_form(
+                form.one("max_queued"), form.one("daily_budget_usd"), form.one("max_job_cost_usd")
+            )
+        except FormError as error:
+            return back_to(f"{PREFIX}/tenants", str(error))
+        reply = await edit_tenant(self.app, viewer.caller, name, change)
+        notice = reply.detail if reply.is_problem else f"saved the caps of tenant {name}"
+        return back_to(f"{PREFIX}/tenants", notice)
