@@ -1,4 +1,5 @@
-"""`backroom mock-llm`: an OpenAI-compatible server for tests, examples and benchmarks."""
+"""`backroom mock-llm`: an OpenAI- and Anthropic-compatible server for tests, examples
+and benchmarks."""
 
 from __future__ import annotations
 
@@ -28,15 +29,22 @@ def mock_llm(
             "answer is sent."
         ),
     ] = ChargeAt.USAGE,
+    batch_delay_ms: Annotated[
+        int, typer.Option(min=0, help="How long an Anthropic message batch takes.")
+    ] = 0,
+    batch_expiry_ms: Annotated[
+        int | None, typer.Option(min=1, help="When a message batch expires (never unset).")
+    ] = None,
 ) -> None:
-    """Serve a mock of POST /v1/responses and /v1/chat/completions (streaming too).
+    """Serve a mock of POST /v1/responses, /v1/chat/completions and Anthropic's
+    /v1/messages (streaming too) and /v1/messages/batches.
 
-    Limits are answered with real 429s carrying retry-after and x-ratelimit-* headers.
+    Limits are answered with real 429s with retry-after and rate-limit headers.
     A prompt containing a fault marker in square brackets scripts a failure:
     fault:500, fault:timeout, fault:400, fault:insufficient_quota, or fault:503:first=2
-    (the first two calls with that prompt fail); a stream breaks with fault:stream_error,
+    (the first two calls fail); a stream breaks with fault:stream_error,
     fault:malformed_chunk, fault:cut_off or fault:no_terminal; fault:404:body=text sends
-    an error body not in OpenAI's shape (also body=detail, body=empty).
+    an error body not in the API's shape (also body=detail, body=empty).
     """
     # Imported here: the SDK and the web stack cost every other command ~0.5 s to load.
     from backroom.llm.mock.server import MockConfig, serve_mock  # noqa: PLC0415
@@ -47,6 +55,8 @@ def mock_llm(
         tokens_per_minute=tpm,
         stream_interval_ms=stream_interval_ms,
         charge_at=charge_at,
+        batch_delay_ms=batch_delay_ms,
+        batch_expiry_ms=batch_expiry_ms,
     )
     print(f"mock LLM on http://{host}:{port}/v1 (OPENAI_BASE_URL)", flush=True)
     serve_mock(config, host, port)

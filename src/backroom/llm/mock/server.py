@@ -36,6 +36,12 @@ from backroom.llm.mock.chat import completion_body, completion_chunks
 from backroom.llm.mock.errors import error_response
 from backroom.llm.mock.faults import Fault, FaultCounter, fault_response, find_fault
 from backroom.llm.mock.limits import ModelLimiter, refusal_response
+from backroom.llm.mock.message_batches import (
+    MessageBatches,
+    errored,
+    line_fault,
+    mount_message_batches,
+)
 from backroom.llm.mock.messages import message_body, message_events
 from backroom.llm.mock.prompt import (
     Prompt,
@@ -59,10 +65,16 @@ class MockConfig:
     """Wait between two streamed deltas."""
     charge_at: ChargeAt = ChargeAt.USAGE
     """When a call's tokens count against the tokens per minute (see `mock_limits`)."""
+    batch_delay_ms: int = 0
+    """How long an Anthropic Message Batch takes, its lines finishing one by one."""
+    batch_expiry_ms: int | None = None
+    """When a Message Batch expires, its lines not done by then unfinished (None: never)."""
 
     def __post_init__(self) -> None:
-        if self.latency_ms < 0 or self.stream_interval_ms < 0:
-            raise ValueError("latency_ms and stream_interval_ms must not be negative")
+        if min(self.latency_ms, self.stream_interval_ms, self.batch_delay_ms) < 0:
+            raise ValueError(
+                "latency_ms, stream_interval_ms and batch_delay_ms must not be negative"
+            )
         limits = (self.requests_per_minute, self.tokens_per_minute)
         if any(limit is not None and limit < 1 for limit in limits):
             raise ValueError("requests_per_minute and tokens_per_minute must be at least 1")
@@ -134,6 +146,12 @@ class _MockProvider:
         self._answered: set[str] = set()
         self._replies = 0
         self.background = BackgroundResponses(clock, config.latency_ms)
+        self.batches = MessageBatches(
+            clock,
+            self.answer_line,
+            delay_ms=config.batch_delay_ms,
+            expiry_ms=config.batch_expiry_ms,
+        )
 
     def _limiter(self, model: str, now: int) -> ModelLimiter:
         if model not in self._limiters:
@@ -179,6 +197,25 @@ class _MockProvider:
         if prompt.background:
             return self.background.create(reply, call.headers)
         return await self._answer(call)
+
+    def answer_line(self, params: object) -> dict[str, Any]:
+        """A Message Batch line's result: answered as `/v1/messages` would answer its
+        params (no rate limit), or failed as its fault directive says."""
+        try:
+            prompt = prompt_from_messages(params)
+        except ValueError as error:
+            return errored(400, f"Invalid request: {error}")
+        failed = line_fault(prompt.text)
+        if failed is not None:
+            return failed
+        key = prompt_key(prompt)
+        self._replies += 1
+        now_s = self._clock.now() // 1000
+        reply = compose_reply(
+            prompt, number=self._replies, created_s=now_s, cached=key in self._answered
+        )
+        self._answered.add(key)
+        return {"type": "succeeded", "message": message_body(reply)}
 
     async def _fail(self, call: _Call, fault: Fault) -> Response:
         if fault.name == "timeout":
@@ -227,6 +264,8 @@ def create_mock_app(config: MockConfig, clock: Clock) -> FastAPI:
     async def create_message(request: Request) -> Response:
         """Anthropic's Messages API."""
         return await provider.handle(request, _MESSAGES)
+
+    mount_message_batches(app, provider.batches)
 
     return app
 

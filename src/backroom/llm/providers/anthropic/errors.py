@@ -1,8 +1,9 @@
 """Anthropic's failures as backroom's `Retryable` and `Permanent` (the SDK never retries).
 
     retryable  408, 409, 429 (a `RateLimited`: its lane slows down), 529 overloaded,
-               every other 5xx, timeouts, connection errors, and a stream's
-               `overloaded_error`, `api_error` or `rate_limit_error` event
+               every other 5xx, timeouts, connection errors, and a stream's (or a
+               batch line's) `overloaded_error`, `api_error`, `rate_limit_error` or
+               `timeout_error`
     permanent  400, 401, 403, 404, 413 and every other status; a stream's other errors
     override   `x-should-retry: true|false` from the provider wins over the status
 
@@ -24,7 +25,7 @@ _RETRYABLE_STATUSES = frozenset({408, 409, 429})
 _FIRST_SERVER_ERROR = 500
 _FIRST_ERROR = 400
 # Error types a stream may end with that a later attempt can get past.
-_TRANSIENT_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error"})
+_TRANSIENT_TYPES = frozenset({"overloaded_error", "api_error", "rate_limit_error", "timeout_error"})
 
 
 def _words(error: anthropic.APIError) -> str:
@@ -57,6 +58,13 @@ def _status_error(error: anthropic.APIStatusError, now: int) -> Retryable | Perm
     if status == 429:
         return RateLimited(detail, after_ms=snapshot.retry_after_ms, rate_limits=snapshot)
     return Retryable(detail, after_ms=snapshot.retry_after_ms)
+
+
+def error_for_type(error_type: str, message: str) -> Retryable | Permanent:
+    """The job error for an error Anthropic reported by its type alone (a batch line's,
+    or a stream's): retryable for the transient types, else permanent."""
+    detail = f"{error_type}: {message}"
+    return Retryable(detail) if error_type in _TRANSIENT_TYPES else Permanent(detail)
 
 
 def error_for_exception(error: anthropic.AnthropicError, *, now: int) -> Retryable | Permanent:
