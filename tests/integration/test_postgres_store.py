@@ -40,6 +40,23 @@ class Wakeups:
         self._event.clear()
 
 
+async def until_listening(url: str, application_name: str) -> None:
+    """Poll the server until a session of `application_name` has run its LISTEN and gone
+    idle after it (so the LISTEN is committed, in force), whatever the load. Fails after
+    WAIT_S."""
+    admin = await asyncpg.connect(url)
+    try:
+        async with asyncio.timeout(WAIT_S):
+            while not await admin.fetchval(
+                "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1 "
+                "AND state = 'idle' AND query LIKE 'LISTEN %'",
+                application_name,
+            ):
+                await asyncio.sleep(0.05)  # a real server's session: poll it, up to WAIT_S
+    finally:
+        await admin.close()
+
+
 class Hints:
     """Listens on the test's channel on a connection of its own, to count hints."""
 
@@ -101,13 +118,14 @@ async def test_processes_migrating_at_once_apply_each_version_once(
 
 
 async def test_a_submission_through_another_store_wakes_a_listening_store(
-    open_store: Callable[[], PostgresStore],
+    open_store: Callable[[], PostgresStore], schema_url: str, settings: PostgresSettings
 ) -> None:
     listening = await migrated(open_store())
     submitting = await migrated(open_store())
     wakeups = Wakeups()
     listening.on_new_work(wakeups)
     await wakeups.next()  # called once when listening starts
+    await until_listening(schema_url, settings.application_name)
 
     await submitting.submit(due_job(), T0)
 
