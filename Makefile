@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: run test check lint bench bench-peers bench-peers-smoke clean
+.PHONY: venv run test test-deps check lint bench bench-peers bench-peers-smoke clean
 
 $(STAMP): pyproject.toml
 	python3 -m venv $(VENV)
@@ -11,12 +11,20 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+venv: $(STAMP)
+
 run: $(STAMP)
 	$(VENV)/bin/backroom serve
 
 # Everything: slow tests (real processes) and PostgreSQL ones (they skip without a server).
-test: $(STAMP)
+test: $(STAMP) test-deps
 	$(PY) -m pytest
+
+# What the slow tests need beyond backroom's own dependencies: LiteLLM's proxy, in a
+# virtual environment of its own (build/litellm-venv, from tests/llm_proxy/*.txt; a
+# no-op while its pins are unchanged). Installed here, not inside the test session.
+test-deps: $(STAMP)
+	$(PY) tests/llm_proxy/litellm_install.py
 
 # The quick loop while working: lint and every test that starts no process.
 check: lint

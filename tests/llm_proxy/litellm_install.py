@@ -8,6 +8,9 @@ a local run) from installing into it at the same time.
 
 LiteLLM stays out of backroom's own dependencies: it pins versions of the web stack
 and the OpenAI SDK of its own.
+
+`make test-deps` (which `make test` and .ci/run call) runs this file to install it before
+the test session starts; the tests' fixtures still install it when it is missing.
 """
 
 from __future__ import annotations
@@ -104,3 +107,13 @@ def _install(venv: Path) -> None:
     _run([*pip, "-r", str(REQUIREMENTS), "-c", str(CONSTRAINTS)])
     # Written last: an interrupted install leaves no stamp and is redone.
     (venv / STAMP_NAME).write_text(pins_digest() + "\n")
+
+
+def main() -> None:
+    """Install the environment unless it is up to date (`make test-deps`)."""
+    venv = ensure_litellm(print)
+    print(f"LiteLLM's proxy is installed in {venv}")
+
+
+if __name__ == "__main__":
+    main()

@@ -3,7 +3,9 @@
 `running_litellm(folder, models)` writes a LiteLLM config, starts `litellm --config`
 on a free 127.0.0.1 port with a master key of its own, offline
 (LITELLM_LOCAL_MODEL_COST_MAP=True), and yields a `LiteLLMProxy` once its health
-endpoint answers. Models are LiteLLM `model_list` entries; `mocked_model` builds one
+endpoint answers. `started_litellm` starts the same processes but yields at once a
+function that waits for them, so a proxy can start while other work goes on.
+Models are LiteLLM `model_list` entries; `mocked_model` builds one
 that LiteLLM answers itself (`mock_response`), `upstream_model` one that it forwards to
 a `backroom mock-llm` process started beside it, so the mock's rate-limit headers, 429s
 and scripted faults reach backroom the way LiteLLM really forwards them
@@ -157,17 +159,29 @@ def _process(command: list[str], log: Path, **options: Any) -> Iterator[subproce
                 process.wait()
 
 
+@dataclass(frozen=True)
+class _Starting:
+    """A process that was started: `wait()` polls `url` until its status passes `ok`."""
+
+    url: str
+    process: subprocess.Popen[bytes]
+    log: Path
+    ok: Callable[[int], bool]
+
+    def wait(self) -> None:
+        """Return once it answers (at once if it did before); fail if it exits or times out."""
+        wait_until_answers(self.url, self.process, self.log, self.ok)
+
+
 @contextmanager
-def running_mock_llm(folder: Path, *options: str) -> Iterator[str]:
-    """`backroom mock-llm OPTIONS` on a free port; yields its base URL (`.../v1`)."""
-    port = free_port()
+def _started_mock_llm(folder: Path, port: int, *options: str) -> Iterator[_Starting]:
+    """`backroom mock-llm OPTIONS` on `port`, started but not yet waited for."""
     command = [sys.executable, "-c", CLI_STARTER, "mock-llm", "--port", str(port), *options]
     folder.mkdir(parents=True, exist_ok=True)
-    with _process(command, folder / "mock-llm.log") as process:
-        url = f"http://127.0.0.1:{port}/v1"
+    log = folder / "mock-llm.log"
+    with _process(command, log) as process:
         # The mock has no health route: any HTTP answer (a 404) means it listens.
-        wait_until_answers(f"{url}/health", process, folder / "mock-llm.log", lambda _: True)
-        yield url
+        yield _Starting(f"http://127.0.0.1:{port}/v1/health", process, log, lambda _: True)
 
 
 def _environment(master_key: str) -> dict[str, str]:
@@ -205,6 +219,49 @@ def _mocks_used(models: Sequence[Mapping[str, Any]]) -> list[str]:
 
 
 @contextmanager
+def started_litellm(
+    folder: Path,
+    models: Sequence[Mapping[str, Any]],
+    *,
+    mocks: Mapping[str, Sequence[str]] | None = None,
+    litellm_settings: Mapping[str, Any] | None = None,
+    router_settings: Mapping[str, Any] | None = None,
+) -> Iterator[Callable[[], LiteLLMProxy]]:
+    """Start `running_litellm`'s processes and yield at once a function that waits until
+    they all answer and returns the proxy (at once when they did before)."""
+    venv = ensure_litellm()
+    folder.mkdir(parents=True, exist_ok=True)
+    with ExitStack() as stack:
+        ports = {mock: free_port() for mock in _mocks_used(models)}
+        starting = [
+            stack.enter_context(
+                _started_mock_llm(folder / mock, port, *(mocks or {}).get(mock, ()))
+            )
+            for mock, port in ports.items()
+        ]
+        mock_urls = {mock: f"http://127.0.0.1:{port}/v1" for mock, port in ports.items()}
+        config = folder / "litellm.yaml"  # JSON is YAML: LiteLLM reads it as its config
+        settings = _config(models, mock_urls, litellm_settings, router_settings)
+        config.write_text(json.dumps(settings, indent=2))
+        key = f"sk-backroom-{secrets.token_hex(16)}"
+        port = free_port()
+        command = [str(litellm_command(venv)), "--config", str(config)]
+        command += ["--host", "127.0.0.1", "--port", str(port)]
+        log = folder / "litellm.log"
+        process = stack.enter_context(_process(command, log, env=_environment(key), cwd=folder))
+        url = f"http://127.0.0.1:{port}"
+        starting.append(_Starting(f"{url}/health/liveliness", process, log, lambda c: c == 200))
+        names = tuple(str(model["model_name"]) for model in models)
+
+        def ready() -> LiteLLMProxy:
+            for one in starting:
+                one.wait()
+            return LiteLLMProxy(f"{url}/v1", key, names, log, mock_urls)
+
+        yield ready
+
+
+@contextmanager
 def running_litellm(
     folder: Path,
     models: Sequence[Mapping[str, Any]],
@@ -220,23 +277,6 @@ def running_litellm(
     `router_settings` are merged over the defaults (no retries inside LiteLLM,
     deployment rpm/tpm enforced).
     """
-    venv = ensure_litellm()
-    folder.mkdir(parents=True, exist_ok=True)
-    with ExitStack() as stack:
-        mock_urls = {
-            mock: stack.enter_context(running_mock_llm(folder / mock, *(mocks or {}).get(mock, ())))
-            for mock in _mocks_used(models)
-        }
-        config = folder / "litellm.yaml"  # JSON is YAML: LiteLLM reads it as its config
-        settings = _config(models, mock_urls, litellm_settings, router_settings)
-        config.write_text(json.dumps(settings, indent=2))
-        key = f"sk-backroom-{secrets.token_hex(16)}"
-        port = free_port()
-        command = [str(litellm_command(venv)), "--config", str(config)]
-        command += ["--host", "127.0.0.1", "--port", str(port)]
-        log = folder / "litellm.log"
-        process = stack.enter_context(_process(command, log, env=_environment(key), cwd=folder))
-        url = f"http://127.0.0.1:{port}"
-        wait_until_answers(f"{url}/health/liveliness", process, log, lambda code: code == 200)
-        names = tuple(str(model["model_name"]) for model in models)
-        yield LiteLLMProxy(f"{url}/v1", key, names, log, mock_urls)
+    options = {"litellm_settings": litellm_settings, "router_settings": router_settings}
+    with started_litellm(folder, models, mocks=mocks, **options) as ready:
+        yield ready()

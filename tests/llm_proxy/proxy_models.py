@@ -8,6 +8,13 @@
   mock's headers and scripted faults (`[fault:500]` in a prompt) come through LiteLLM.
 - `UPSTREAM_LIMITED`: forwarded to a second mock, limited to 2 requests a minute
   (`mock-llm --rpm 2`), whose 429s LiteLLM forwards as `llm_provider-retry-after(-ms)`.
+- `LITELLM_JOBS_LIMITED` and `UPSTREAM_JOBS_LIMITED`: the same two limits for the jobs of
+  test_proxy_rate_limits.py alone, so that no other test has used their window (LiteLLM
+  counts per model, the mock per upstream model: `mock-jobs` there).
+
+A test that needs a model of its own adds it here (a name no other test uses) rather
+than starting a proxy of its own: the session's proxy starts while the tests before
+it run (see conftest.py), another one costs 10-40 s.
 """
 
 from __future__ import annotations
@@ -24,6 +31,8 @@ MOCKED_TEXT = "Hello from LiteLLM"
 UPSTREAM = "mock-upstream"
 UPSTREAM_LIMITED = "mock-upstream-rpm2"
 UPSTREAM_LIMITED_RPM = 2
+LITELLM_JOBS_LIMITED = "litellm-rpm3-jobs"
+UPSTREAM_JOBS_LIMITED = "mock-upstream-rpm2-jobs"
 
 
 def session_models() -> list[dict[str, Any]]:
@@ -33,6 +42,8 @@ def session_models() -> list[dict[str, Any]]:
         mocked_model(LITELLM_LIMITED, MOCKED_TEXT, rpm=LITELLM_LIMITED_RPM),
         upstream_model(UPSTREAM, "mock-1"),
         upstream_model(UPSTREAM_LIMITED, "mock-1", mock="limited"),
+        mocked_model(LITELLM_JOBS_LIMITED, MOCKED_TEXT, rpm=LITELLM_LIMITED_RPM),
+        upstream_model(UPSTREAM_JOBS_LIMITED, "mock-jobs", mock="limited"),
     ]
 
 
