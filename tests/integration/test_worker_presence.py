@@ -1,16 +1,21 @@
 """A worker's row in the registry: beats while idle, then says it stopped; a worker in
-virtual time beats only while it holds jobs."""
+virtual time beats only while it holds jobs; a busy worker's beat and lease heartbeat
+are one SQLite transaction."""
 
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
 from deadline_polls import until
 
 from backroom import App, JobContext, SimClock, WorkerConfig, run_until_idle
+from backroom.core.job import NewJob
 from backroom.core.workers import WorkerState
+from backroom.runtime.presence import Presence
 from backroom.store.memory import MemoryStore
+from backroom.store.sqlite.store import SqliteStore
 
 START = 1_700_000_000_000
 
@@ -58,3 +63,24 @@ def test_a_simulated_worker_registers_and_stops_without_ticking_idle() -> None:
     # One beat at start, one 10 s heartbeat interval into the 25 s job, one at 20 s.
     assert heartbeat_at == START + 20_000
     assert stopped_at is not None and stopped_at >= START + 25_000
+
+
+async def test_a_busy_workers_beat_and_lease_heartbeat_are_one_sqlite_commit(
+    tmp_path: Path,
+) -> None:
+    store = SqliteStore(str(tmp_path / "presence.db"), synchronous="OFF")
+    app = App(store=store)
+    presence = Presence(store, app.clock, WorkerConfig(worker_id="busy"))
+    commits: list[int] = []
+    async with app:
+        await store.submit(NewJob(task="nap", input=None, run_at=0), app.clock.now())
+        (job,) = await store.claim([], 1, "busy", 30_000, app.clock.now())
+        store._database.on_commit(lambda: commits.append(1))
+
+        extend = store.heartbeat([job.lease], 30_000, app.clock.now())
+        result = await presence.beat_beside(extend)
+
+        (record,) = await store.workers()
+    assert result is not None and not result.lost
+    assert record.info.worker_id == "busy"
+    assert len(commits) == 1

@@ -1,8 +1,10 @@
 """A worker's row in the worker registry: registered at start, refreshed on each
 heartbeat tick, marked stopped at a graceful shutdown (see `WorkerRegistry`).
 
-One store write per heartbeat interval per process, however many jobs it holds; a
-store failure is logged and left to the next tick, as a lease heartbeat's is.
+One store write per heartbeat interval per process, however many jobs it holds: the
+beat goes to the store beside the leases' heartbeat (`beat_beside`), which SQLite
+group-commits with it. A store failure is logged and left to the next tick, as a lease
+heartbeat's is.
 """
 
 from __future__ import annotations
@@ -11,6 +13,8 @@ import asyncio
 import logging
 import os
 import socket
+from collections.abc import Awaitable
+from typing import TypeVar
 
 from backroom.clock import Clock, in_virtual_time
 from backroom.core.errors import StoreError
@@ -19,6 +23,7 @@ from backroom.runtime.worker_config import WorkerConfig
 from backroom.store.worker_protocol import WorkerRegistry
 
 log = logging.getLogger("backroom.runtime.presence")
+T = TypeVar("T")
 
 
 class Presence:
@@ -44,8 +49,8 @@ class Presence:
         except StoreError as error:
             log.warning("worker heartbeat failed, will retry: %s", error)
 
-    async def tick(self, holding: asyncio.Event) -> None:
-        """Wait one heartbeat interval, then beat.
+    async def wait(self, holding: asyncio.Event) -> None:
+        """Wait one heartbeat interval.
 
         Idle in virtual time, it first waits for the worker to hold a job (`holding`):
         there a tick would be an iteration of the simulation for nothing.
@@ -53,7 +58,16 @@ class Presence:
         if in_virtual_time():
             await holding.wait()
         await self._clock.sleep(self.info.heartbeat_ms)
-        await self.beat()
+
+    async def beat_beside(self, extend: Awaitable[T] | None) -> T | None:
+        """Beat, and await `extend` (the leases' heartbeat, if any) beside it: both go
+        to the store at once, so a group-committing store (SQLite) writes them in one
+        transaction. What `extend` returned (None without it)."""
+        if extend is None:
+            await self.beat()
+            return None
+        _, result = await asyncio.gather(self.beat(), extend)
+        return result
 
     async def stopped(self) -> None:
         """Say this worker stopped (a graceful shutdown)."""

@@ -272,14 +272,13 @@ class Worker:
         await asyncio.gather(*self._tasks(), return_exceptions=True)
 
     async def _heartbeat_loop(self) -> None:
+        lease_ms = self.config.lease_ms
         while True:
-            await self._presence.tick(self._holding)
-            if not self._running:
-                continue
+            await self._presence.wait(self._holding)
             leases = [held.job.lease for held in self._running.values()]
-            result = await self._guarded(
-                self.store.heartbeat(leases, self.config.lease_ms, self.clock.now())
-            )
+            now = self.clock.now()
+            extend = self._guarded(self.store.heartbeat(leases, lease_ms, now)) if leases else None
+            result = await self._presence.beat_beside(extend)
             if result is None:
                 continue
             for job_id in result.lost:
