@@ -76,3 +76,18 @@ async def submit(
     return await http.post(
         "/v1/jobs", json={"task": task, "input": payload, **fields}, headers=headers
     )
+
+
+class ManualClock:
+    """A clock that moves only when the test moves it (`ms`); sleeping moves it too."""
+
+    def __init__(self, ms: int = 0) -> None:
+        self.ms = ms
+
+    def now(self) -> int:
+        """The test's time in milliseconds."""
+        return self.ms
+
+    async def sleep(self, ms: float) -> None:
+        """Move the clock on by `ms`; nothing waits."""
+        self.ms += round(ms)

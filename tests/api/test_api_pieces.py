@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from api_support import ManualClock
 
 from backroom.api.headers import InvalidIdempotencyKey, parse_idempotency_key
 from backroom.api.key_cache import TenantCache
@@ -47,19 +48,8 @@ def test_api_keys_are_random_prefixed_and_stored_as_sha256() -> None:
     assert first not in hash_api_key(first)
 
 
-class _Clock:
-    def __init__(self) -> None:
-        self.ms = 0
-
-    def now(self) -> int:
-        return self.ms
-
-    async def sleep(self, ms: float) -> None:
-        self.ms += round(ms)
-
-
 def test_the_tenant_cache_forgets_after_its_ttl_and_when_full() -> None:
-    clock = _Clock()
+    clock = ManualClock()
     cache = TenantCache(clock, ttl_ms=1000, capacity=2)
     acme, globex, initech = (
         KeyHolder(Tenant(name, created_at=0)) for name in ("acme", "globex", "initech")
@@ -79,7 +69,7 @@ def test_the_tenant_cache_forgets_after_its_ttl_and_when_full() -> None:
 
 
 def test_a_cache_without_ttl_remembers_nothing() -> None:
-    cache = TenantCache(_Clock(), ttl_ms=0)
+    cache = TenantCache(ManualClock(), ttl_ms=0)
 
     cache.put("a", KeyHolder(Tenant("acme", created_at=0)))
 

@@ -9,7 +9,7 @@ from contract_support import T0, Backend, new_job, running, submit
 
 from backroom.core import transitions
 from backroom.core.errors import IdempotencyConflict, QueueFull
-from backroom.core.job import JobEvent, JobState
+from backroom.core.job import JobEvent, JobState, SubmitResult
 from backroom.core.outcome import Succeeded
 from backroom.store.protocol import Store
 
@@ -87,6 +87,36 @@ async def test_a_hundred_concurrent_submitters_of_one_key_get_one_job(backend: B
 
     assert sum(result.created for result in results) == 1
     assert len({result.job.id for result in results}) == 1
+
+
+async def test_concurrent_submitters_each_get_their_own_answer(store: Store) -> None:
+    # Submissions made at once may be stored together (group commit): a refused one
+    # must fail alone, and a key repeated among them still names one job.
+    await store.submit(new_job(payload={"doc": 1}, key="taken"), T0)
+    submissions = [new_job(payload={"doc": n % 10}, key=f"k{n % 10}") for n in range(20)]
+    submissions += [new_job(payload={"doc": 2}, key="taken"), new_job()]
+
+    results = await asyncio.gather(
+        *(store.submit(new, T0 + 1) for new in submissions), return_exceptions=True
+    )
+
+    assert isinstance(results[20], IdempotencyConflict)
+    stored = [result for result in results if not isinstance(result, BaseException)]
+    assert len(stored) == 21
+    assert sum(result.created for result in stored) == 11
+    by_key = {result.job.idempotency_key: result.job.id for result in stored}
+    assert all(by_key[result.job.idempotency_key] == result.job.id for result in stored)
+
+
+async def test_concurrent_capped_submitters_fill_the_cap_exactly(store: Store) -> None:
+    results = await asyncio.gather(
+        *(store.submit(new_job(tenant="capped", max_active=3), T0) for _ in range(12)),
+        return_exceptions=True,
+    )
+
+    assert sum(not isinstance(result, BaseException) for result in results) == 3
+    assert all(isinstance(result, QueueFull | SubmitResult) for result in results)
+    assert await store.count_active("capped") == 3
 
 
 async def test_submit_many_stores_every_job_in_order(store: Store) -> None:

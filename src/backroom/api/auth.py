@@ -35,10 +35,36 @@ def _unauthorized(detail: str) -> ProblemError:
     return ProblemError(problem(401, detail, headers={"WWW-Authenticate": "Bearer"}))
 
 
-def authenticator(app: App, admin_key: str | None, key_cache_ms: int) -> Authenticator:
+class CallerLookup:
+    """Who holds an API key: the settings' admin key, or a tenant's key (its tenant
+    remembered for `key_cache_ms`, see `key_cache`). Shared by the `authenticator`
+    dependency and the quick path of `POST /v1/jobs` (`api.quick_submit`), so both
+    see one cache and a revoked key stops working in both at once."""
+
+    def __init__(self, app: App, admin_key: str | None, key_cache_ms: int) -> None:
+        self._app = app
+        self._admin_key = None if admin_key is None else admin_key.encode()
+        self._cache = TenantCache(app.clock, key_cache_ms)
+
+    async def caller(self, key: str) -> Caller | None:
+        """The caller `key` belongs to; None for a key unknown or revoked."""
+        if self._admin_key is not None and hmac.compare_digest(key.encode(), self._admin_key):
+            return Caller(ADMIN_TENANT, admin=True)
+        digest = hash_api_key(key)
+        holder = self._cache.get(digest)
+        if holder is None:
+            holder = await tenant_for_key_hash(self._app, digest)
+            if holder is None:
+                return None
+            # Remembered only when the store answered: a hit must not extend its own
+            # life, or a key in steady use would outlive its revocation for ever.
+            self._cache.put(digest, holder)
+        return caller_for(holder)
+
+
+def authenticator(lookup: CallerLookup) -> Authenticator:
     """A FastAPI dependency that answers the caller of a request, or raises a 401."""
     bearer = HTTPBearer(auto_error=False, description="An API key: `Authorization: Bearer br_...`")
-    cache = TenantCache(app.clock, key_cache_ms)
 
     async def authenticate(
         request: Request,
@@ -46,19 +72,9 @@ def authenticator(app: App, admin_key: str | None, key_cache_ms: int) -> Authent
     ) -> Caller:
         if credentials is None:
             raise _unauthorized("send an API key: Authorization: Bearer KEY")
-        key = credentials.credentials.encode()
-        if admin_key is not None and hmac.compare_digest(key, admin_key.encode()):
-            return Caller(ADMIN_TENANT, admin=True)
-        digest = hash_api_key(credentials.credentials)
-        holder = cache.get(digest)
-        if holder is None:
-            holder = await tenant_for_key_hash(app, digest)
-            if holder is None:
-                raise _unauthorized("the API key is unknown or revoked")
-            # Remembered only when the store answered: a hit must not extend its own
-            # life, or a key in steady use would outlive its revocation for ever.
-            cache.put(digest, holder)
-        caller = caller_for(holder)
+        caller = await lookup.caller(credentials.credentials)
+        if caller is None:
+            raise _unauthorized("the API key is unknown or revoked")
         refused = None if request.method in _READS else refuse_read_only(caller)
         if refused is not None:
             raise ProblemError(refused)

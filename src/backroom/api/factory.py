@@ -5,18 +5,21 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from functools import partial
 from importlib.metadata import version
 from typing import Any
 
 from fastapi import FastAPI
 from pydantic.json_schema import models_json_schema
+from starlette.types import Receive, Scope, Send
 
-from backroom.api.auth import authenticator
+from backroom.api.auth import CallerLookup, authenticator
 from backroom.api.body_limit import BodyLimit
 from backroom.api.docs import install_docs
 from backroom.api.models.batch import BatchJob
 from backroom.api.models.jobs import Problem
 from backroom.api.problems import index_methods, install_problem_handlers
+from backroom.api.quick_submit import QuickSubmit
 from backroom.api.routes.admin import admin_router
 from backroom.api.routes.batch import batch_router
 from backroom.api.routes.dead_letters import dead_letters_router
@@ -64,11 +67,16 @@ def create_api(app: App, settings: ApiSettings | None = None) -> FastAPI:
     )
     install_problem_handlers(api)
     install_docs(api)
-    api.add_middleware(BodyLimit, max_bytes=chosen.max_body_bytes)
-    authenticate = authenticator(app, chosen.admin_key, chosen.key_cache_ms)
+    callers = CallerLookup(app, chosen.admin_key, chosen.key_cache_ms)
+    authenticate = authenticator(callers)
     policy = SubmitPolicy(
         chosen.queues_with(app.tasks), chosen.full_retry_after_s, chosen.webhook_policy
     )
+    api.add_middleware(BodyLimit, max_bytes=chosen.max_body_bytes)
+    # Ordinary submissions skip the framework; anything else goes to FastAPI's own call.
+    framework = partial(FastAPI.__call__, api)
+    limit = chosen.max_body_bytes
+    api.quick = QuickSubmit(framework, app, callers, policy, max_body_bytes=limit)
     routers = [
         jobs_router(app, authenticate, policy),
         batch_router(app, authenticate, policy),
@@ -90,7 +98,17 @@ def create_api(app: App, settings: ApiSettings | None = None) -> FastAPI:
 class _BackroomApi(FastAPI):
     """FastAPI, whose OpenAPI document also defines `Problem`, the schema that every
     error response names (FastAPI only collects the models of success responses), and
-    `BatchJob`, which a batch's jobs are checked against one by one."""
+    `BatchJob`, which a batch's jobs are checked against one by one; and whose ordinary
+    `POST /v1/jobs` requests are answered by `quick` before any middleware."""
+
+    quick: QuickSubmit | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Answer one ASGI call: the quick path's, which passes the rest to FastAPI."""
+        if self.quick is None:
+            await super().__call__(scope, receive, send)
+        else:
+            await self.quick(scope, receive, send)
 
     def openapi(self) -> dict[str, Any]:
         """The OpenAPI document, built on first use."""

@@ -100,21 +100,30 @@ async def _on_validation_error(_request: Request, error: Exception) -> JSONRespo
     return to_response(validation_problem(error.errors()))
 
 
-async def _on_store_unavailable(_request: Request, error: Exception) -> JSONResponse:
-    # The cause (a database host and port, a file path) is for the server's log only.
+def store_unavailable(error: Exception) -> Reply:
+    """The 503 for a store that cannot be reached; the cause (a database host and port,
+    a file path) goes to the server's log only."""
     _log.warning("store unavailable: %s", error)
-    reply = problem(
+    return problem(
         503,
         "the store is unavailable, try again",
         kind="store-unavailable",
         headers={"Retry-After": str(STORE_RETRY_AFTER_S)},
     )
-    return to_response(reply)
+
+
+async def _on_store_unavailable(_request: Request, error: Exception) -> JSONResponse:
+    return to_response(store_unavailable(error))
+
+
+def unexpected_problem() -> Reply:
+    """The 500 for an error nothing expected (no traceback: that is for the log)."""
+    return problem(500, "the server failed to handle the request")
 
 
 async def _on_unexpected(_request: Request, _error: Exception) -> JSONResponse:
     # Starlette re-raises the error after this answer, so the server still logs it.
-    return to_response(problem(500, "the server failed to handle the request"))
+    return to_response(unexpected_problem())
 
 
 def install_problem_handlers(api: FastAPI) -> None:

@@ -78,7 +78,7 @@ class _Server(uvicorn.Server):
         self._on_exit()
 
 
-def _listen(config: ServeConfig) -> socket.socket:
+def listen(config: ServeConfig) -> socket.socket:
     """The bound listening socket (port 0 picks a free port).
 
     Bound here rather than by uvicorn so the real port is known before serving. The
@@ -137,24 +137,30 @@ async def first_start_key(app: App) -> str | None:
     return key
 
 
-async def serve(app: App, api_settings: ApiSettings, config: ServeConfig, emit: Emit) -> None:
-    """Open `app`, serve its API and run its workers until SIGINT or SIGTERM."""
-    listener = _listen(config)
+async def serve(
+    app: App,
+    api_settings: ApiSettings,
+    config: ServeConfig,
+    emit: Emit,
+    *,
+    listener: socket.socket | None = None,
+    welcome: bool = True,
+) -> None:
+    """Open `app`, serve its API and run its workers until SIGINT or SIGTERM.
+
+    On `listener` if given (a socket `listen` bound, shared by several processes), and
+    without creating the first key or printing the welcome unless `welcome`.
+    """
+    listener = listener or listen(config)
     host, port = listener.getsockname()[:2]
     async with opened_when_reachable(app):
-        key = await first_start_key(app)
+        key = await first_start_key(app) if welcome else None
         webhooks = install_webhooks(app, config.webhooks)
         queues = with_webhook_queue(api_settings.queues_with(app.tasks))
-        workers = [
-            app.worker(
-                WorkerConfig(
-                    queues=queues,
-                    concurrency=config.concurrency,
-                    poll_interval_ms=config.poll_interval_ms,
-                )
-            )
-            for _ in range(config.workers)
-        ]
+        worker_config = WorkerConfig(
+            queues=queues, concurrency=config.concurrency, poll_interval_ms=config.poll_interval_ms
+        )
+        workers = [app.worker(worker_config) for _ in range(config.workers)]
 
         def stop_workers() -> None:
             for worker in workers:
@@ -172,7 +178,8 @@ async def serve(app: App, api_settings: ApiSettings, config: ServeConfig, emit: 
         )
         base_url = f"http://{host}:{port}"
         _log_serving(app, base_url, len(workers), queues, config)
-        print_welcome(app, base_url, key, emit)
+        if welcome:
+            print_welcome(app, base_url, key, emit)
         try:
             await server.serve(sockets=[listener])
         finally:

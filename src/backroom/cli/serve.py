@@ -32,6 +32,13 @@ def serve_command(
     app_ref: AppOption = None,
     builtin_tasks: BuiltinTasksOption = False,
     workers: Annotated[int, typer.Option(min=0, help="In-process workers.")] = 1,
+    processes: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            help="Server processes on the one port, each with its --workers: one per core.",
+        ),
+    ] = 1,
     no_worker: Annotated[
         bool, typer.Option("--no-worker", help="Run no worker here (`backroom worker` elsewhere).")
     ] = False,
@@ -73,7 +80,8 @@ def serve_command(
     # Imported here: the web stack would slow every other command's start (a `backroom
     # worker` process starts in half the time without it).
     from backroom.api import ApiSettings  # noqa: PLC0415
-    from backroom.api.server import ServeConfig, serve  # noqa: PLC0415
+    from backroom.api.processes import run_processes  # noqa: PLC0415
+    from backroom.api.server import ServeConfig, listen, serve  # noqa: PLC0415
 
     configure_telemetry(log_level, log_json)
     connection = Connection(listen_url, pool_min, pool_max)
@@ -97,7 +105,19 @@ def serve_command(
     if not listed:
         raise CliError("--queues needs at least one queue name")
     api_settings = replace(ApiSettings.from_settings(Settings.from_env()), queues=listed)
-    asyncio.run(serve(app, api_settings, config, emit=_print_now))
+    if processes == 1:
+        asyncio.run(serve(app, api_settings, config, emit=_print_now))
+        return
+    listener = listen(config)
+
+    def child(index: int) -> None:
+        # The first process creates the first key and prints the welcome, once.
+        welcome = index == 0
+        asyncio.run(
+            serve(app, api_settings, config, _print_now, listener=listener, welcome=welcome)
+        )
+
+    raise typer.Exit(run_processes(processes, child))
 
 
 def _print_now(line: str) -> None:

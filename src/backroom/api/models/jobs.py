@@ -123,11 +123,13 @@ class SubmitRequest(BaseModel):
         ),
     )
 
-    def to_submission(self, key: str | None) -> Submission:
-        """The framework-free form the service takes, with the request's Idempotency-Key."""
+    def to_submission(self, key: str | None, traceparent: str | None = None) -> Submission:
+        """The framework-free form the service takes, with the request's Idempotency-Key
+        and W3C `traceparent`."""
         return Submission(
             task=self.task,
             key=key,
+            traceparent=traceparent,
             input=self.input,
             queue=self.queue,
             priority=self.priority,

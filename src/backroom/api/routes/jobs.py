@@ -3,7 +3,6 @@
 # No `from __future__ import annotations`: FastAPI must see the route signatures'
 # local `CallerDependency` alias as a real type, not as a string it cannot resolve.
 import re
-from dataclasses import replace
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Header, Path, Query, Response
@@ -100,7 +99,7 @@ def jobs_router(app: App, authenticate: Authenticator, policy: SubmitPolicy) -> 
                 key = parse_idempotency_key(idempotency_key)
             except InvalidIdempotencyKey as error:
                 return to_response(invalid_field(("header", "Idempotency-Key"), str(error)))
-        submission = replace(body.to_submission(key), traceparent=traceparent)
+        submission = body.to_submission(key, traceparent)
         return to_response(await submit.submit_job(app, caller, submission, policy))
 
     @router.get(

@@ -12,9 +12,10 @@ from backroom.core.job import Job, NewJob, SubmitResult
 from backroom.store.postgres import queries
 from backroom.store.postgres.history import RECORD_TRANSITIONS
 from backroom.store.postgres.part import PostgresPart
-from backroom.store.postgres.submit import submit_jobs
+from backroom.store.postgres.submit import submit_each, submit_jobs
 from backroom.store.records import JobFilter, RedriveFilter
 from backroom.store.rows import error_columns, job_from_row
+from backroom.store.submit_group import SubmitGroups
 
 _CANCEL = f"""
 WITH target AS (
@@ -80,8 +81,29 @@ then the redrive transition's $8 state, $9 run_at, $10 finished_at and $11, $12 
 class PostgresJobs(PostgresPart):
     """Jobs as callers see them (see `JobStore`)."""
 
+    _submit_groups: SubmitGroups
+    """Concurrent `submit` calls, stored a group at a time (`PostgresStore` sets it)."""
+
     async def submit(self, new: NewJob, now: int) -> SubmitResult:
-        """Store a queued job, or return the one its idempotency key already names."""
+        """Store a queued job, or return the one its idempotency key already names.
+
+        Calls made while others are being stored share one statement and commit with
+        them (see `postgres.submit_group`).
+        """
+        return await self._submit_groups.submit(new, now)
+
+    async def _submit_group(
+        self, jobs: Sequence[NewJob], now: int
+    ) -> Sequence[SubmitResult | Exception]:
+        """A group of `submit` calls: one statement, each answered on its own, unless a
+        job has a cap (then one transaction, all or none, for the caps' locks)."""
+        if any(new.max_active is not None for new in jobs):
+            return await self.submit_many(jobs, now)
+        async with self._database.connection() as connection:
+            return await submit_each(connection, jobs, now, self._channel)
+
+    async def _submit_alone(self, new: NewJob, now: int) -> SubmitResult:
+        """`submit` for one job, in a statement of its own."""
         if new.max_active is not None:
             (capped,) = await self.submit_many([new], now)
             return capped

@@ -32,6 +32,7 @@ from backroom.store.postgres.usage import PostgresUsage
 from backroom.store.postgres.workers import PostgresWorkers
 from backroom.store.records import JobCount, QueueStats, TaskBacklog
 from backroom.store.rows import job_count_from_row, queue_stats_from_row, task_backlog_from_row
+from backroom.store.submit_group import SubmitGroups
 
 
 class PostgresStore(
@@ -55,6 +56,9 @@ class PostgresStore(
         self._database = PostgresDatabase(settings)
         self._channel = settings.channel
         self._listener = new_work_listener(self._database.connect, settings)
+        # Groups in flight at once: the pool's connections but one, left for the rest.
+        parallel = max(1, settings.max_connections - 1)
+        self._submit_groups = SubmitGroups(self._submit_group, self._submit_alone, parallel)
 
     @classmethod
     def from_url(cls, url: str) -> PostgresStore:

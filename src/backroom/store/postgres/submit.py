@@ -96,9 +96,28 @@ async def submit_jobs(
     and `QueueFull` for a new job whose tenant is at its cap. A caller submitting several
     jobs, or any capped one, runs this in a transaction, so then nothing stays.
     """
-    transition = transitions.submitted(now)
     capped = sorted({new.tenant for new in jobs if new.max_active is not None})
     active = await _lock_and_count(connection, capped) if capped else {}
+    outcomes = await submit_each(connection, jobs, now, channel)
+    results = []
+    for outcome in outcomes:
+        if isinstance(outcome, Exception):
+            raise outcome
+        results.append(outcome)
+    _check_caps(jobs, results, active)
+    return results
+
+
+async def submit_each(
+    connection: PooledConnection, jobs: Sequence[NewJob], now: int, channel: str
+) -> list[SubmitResult | IdempotencyConflict | StoreUnavailable]:
+    """Store the new jobs, caps not checked; each submission's result, or the error it
+    alone earns (its key names a job with another fingerprint, or one that vanished).
+
+    Outside a transaction the insert commits at once, whatever the errors: for jobs
+    without a cap (`NewJob.max_active`), each submitted on its own behalf.
+    """
+    transition = transitions.submitted(now)
     rows = await connection.fetch(
         SUBMIT, transition.at, channel, transition.reason, *_submit_columns(jobs)
     )
@@ -110,12 +129,10 @@ async def submit_jobs(
             queries.JOBS_BY_KEY, [tenant for tenant, _ in wanted], [key for _, key in wanted]
         )
         stored = {(row["tenant"], row["idempotency_key"]): job_from_row(row) for row in found}
-    results = [
+    return [
         SubmitResult(pick, True) if isinstance(pick, Job) else _repeat(new, stored.get(pick))
         for new, pick in zip(jobs, picks, strict=True)
     ]
-    _check_caps(jobs, results, active)
-    return results
 
 
 async def _lock_and_count(connection: PooledConnection, tenants: list[str]) -> dict[str, int]:
@@ -171,11 +188,13 @@ def _match_inserted(
     return picks
 
 
-def _repeat(new: NewJob, stored: Job | None) -> SubmitResult:
-    """The result of a submission whose key names `stored`."""
+def _repeat(
+    new: NewJob, stored: Job | None
+) -> SubmitResult | IdempotencyConflict | StoreUnavailable:
+    """The result of a submission whose key names `stored`, or its error."""
     if stored is None:
         # The job that held the key was deleted between the insert and the lookup.
-        raise StoreUnavailable(f"the job for key {new.idempotency_key!r} vanished; submit again")
+        return StoreUnavailable(f"the job for key {new.idempotency_key!r} vanished; submit again")
     if stored.fingerprint != new.fingerprint:
-        raise IdempotencyConflict(new.idempotency_key or "", stored.id)
+        return IdempotencyConflict(new.idempotency_key or "", stored.id)
     return SubmitResult(stored, False)

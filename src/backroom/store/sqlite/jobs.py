@@ -15,6 +15,10 @@ from backroom.store.sqlite import queries
 from backroom.store.sqlite.history import record_transitions
 from backroom.store.sqlite.part import SqlitePart
 from backroom.store.submission import plan_submissions
+from backroom.store.submit_group import SubmitGroups
+
+Key = tuple[str, str]
+"""A tenant and an idempotency key."""
 
 _INSERT_JOB = """
 INSERT INTO jobs (tenant, task, queue, priority, state, input, max_attempts, timeout_ms,
@@ -40,9 +44,22 @@ RETURNING *
 """
 
 
-def _stored(connection: sqlite3.Connection, tenant: str, key: str) -> Job | None:
-    row = connection.execute(_FIND_BY_KEY, (tenant, key)).fetchone()
-    return None if row is None else job_from_row(row)
+_FIND_BY_KEYS = """
+SELECT jobs.* FROM json_each(?) AS wanted
+JOIN jobs ON jobs.tenant = json_extract(wanted.value, '$[0]')
+         AND jobs.idempotency_key = json_extract(wanted.value, '$[1]')
+"""
+"""The jobs stored under any of the (tenant, key) pairs of a JSON array."""
+
+
+def _stored(connection: sqlite3.Connection, jobs: Sequence[NewJob]) -> dict[Key, Job]:
+    """The stored jobs the submissions' keys name, by (tenant, key): one statement."""
+    keys = sorted({(new.tenant, new.idempotency_key) for new in jobs if new.idempotency_key})
+    if len(keys) == 1:
+        rows = connection.execute(_FIND_BY_KEY, keys[0]).fetchall()
+    else:
+        rows = connection.execute(_FIND_BY_KEYS, (dump_json(keys),)).fetchall()
+    return {(row["tenant"], row["idempotency_key"]): job_from_row(row) for row in rows}
 
 
 def store_submissions(
@@ -55,9 +72,10 @@ def store_submissions(
         inserted = _insert_jobs(connection, jobs, now)
         record_transitions(connection, ((job.id, transition) for job in inserted))
         return [SubmitResult(job, True) for job in inserted]
+    stored = _stored(connection, jobs)
     plan = plan_submissions(
         jobs,
-        lambda tenant, key: _stored(connection, tenant, key),
+        lambda tenant, key: stored.get((tenant, key)),
         lambda tenant: queries.count_active(connection, tenant),
     )
     inserted = _insert_jobs(connection, plan.inserts, now)
@@ -158,8 +176,18 @@ def _redrive(connection: sqlite3.Connection, where: RedriveFilter, now: int) -> 
 class SqliteJobs(SqlitePart):
     """Jobs as callers see them (see `JobStore`)."""
 
+    _submit_groups: SubmitGroups
+    """Concurrent `submit` calls, stored a group at a time (`SqliteStore` sets it)."""
+
     async def submit(self, new: NewJob, now: int) -> SubmitResult:
-        """Store a queued job, or return the one its idempotency key already names."""
+        """Store a queued job, or return the one its idempotency key already names.
+
+        Calls made while others are being stored are stored together, in one call of
+        `submit_many` (see `store.submit_group`).
+        """
+        return await self._submit_groups.submit(new, now)
+
+    async def _submit_alone(self, new: NewJob, now: int) -> SubmitResult:
         (result,) = await self.submit_many([new], now)
         return result
 

@@ -36,6 +36,7 @@ from backroom.store.sqlite.tenants import SqliteTenants
 from backroom.store.sqlite.usage import SqliteUsage
 from backroom.store.sqlite.wake_sockets import WakeSockets
 from backroom.store.sqlite.workers import SqliteWorkers
+from backroom.store.submit_group import SubmitGroups
 
 _MEMORY = ":memory:"
 
@@ -81,6 +82,7 @@ class SqliteStore(
         self._commit_watch = None if path == _MEMORY else CommitWatch(path)
         self._wake_sockets = None if path == _MEMORY else WakeSockets(path)
         self._new_work.add(self._tell_other_processes)
+        self._submit_groups = SubmitGroups(self.submit_many, self._submit_alone)
 
     @classmethod
     def from_url(cls, url: str) -> SqliteStore:
