@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from bench.api_throughput import HOST, Server, load, start_backroom
+from bench.api_servers import HOST, Server, load, start_backroom
 from bench.postgres_support import Server as PostgresServer
 
 BATCH = 1_000

@@ -1,14 +1,21 @@
-"""HTTP API benchmark: POST /v1/jobs requests/s, beside a bare FastAPI endpoint, and
-submit -> succeeded latency of a no-op job.
+"""HTTP API benchmark: POST /v1/jobs requests/s beside a bare FastAPI endpoint, in the
+same run, and submit -> succeeded latency of a no-op job.
 
-    .venv/bin/python -m bench.api_throughput [--seconds 5] [--connections 32]
+    .venv/bin/python -m bench.api_throughput [--seconds 5] [--rounds 3] [--connections 32]
+        [--postgres postgresql://postgres@127.0.0.1] [--processes 1,2]
 
-Each server is one uvicorn process on loopback. The bare endpoint validates the same
-request model and answers a fixed 202, so the gap between the two is what backroom
-adds: the API key lookup, the idempotency fingerprint and the durable insert (SQLite,
-synchronous=FULL). The load comes from one client process of raw keep-alive HTTP/1.1
-connections (a Python HTTP client library would be slower than the servers). The
-latency run submits no-op jobs one at a time to a server with its worker and reads
+Every server runs for the whole measurement (see `bench.api_servers`): the bare
+endpoint, and `backroom serve --no-worker` on SQLite (synchronous=FULL) and on
+PostgreSQL (a scratch database, dropped afterwards; skipped if unreachable or with
+`--postgres ''`), each with 1 and with 2 server processes. Each round loads every
+server in turn for `--seconds` after a warm-up, the order rotating from round to round,
+so a busy moment of the machine is shared. Printed per server: the median requests/s
+(and range), the CPU time the server's processes spent per request, and the median of
+the same-round ratios to the bare endpoint with as many processes; then the load
+average. The bare endpoint validates the same request model and answers a fixed 202,
+so the gap is what backroom adds: the API key, the idempotency fingerprint, the durable
+insert and the job document.
+The latency run submits no-op jobs one at a time to a server with its worker and reads
 each job's stored created and finished times: the queue's own latency, no polling.
 """
 
@@ -16,166 +23,136 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
-import socket
+import itertools
+import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
-from dataclasses import dataclass
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
-import httpx
-import uvicorn
-from fastapi import FastAPI
+import asyncpg
 
-from backroom.api.models.jobs import SubmitRequest
 from backroom.client import Client, ClientConfig
-from backroom.clock import SystemClock
+from bench.api_servers import HOST, Server, load, start_backroom, start_bare
+from bench.postgres_support import Server as PostgresServer
+from bench.postgres_support import fetch_one
 
-HOST = "127.0.0.1"
-CLI = "from backroom.cli.main import main; main()"
-
-
-# -- the bare endpoint ----------------------------------------------------------------
-
-
-def run_bare_server(port: int) -> None:
-    """Serve only POST /v1/jobs, validating the body with backroom's own model."""
-    api = FastAPI()
-
-    @api.post("/v1/jobs", status_code=202)
-    async def submit(body: SubmitRequest) -> dict[str, Any]:
-        return {"id": 1, "task": body.task, "status": "queued"}
-
-    uvicorn.run(api, host=HOST, port=port, log_level="warning")
-
-
-# -- servers --------------------------------------------------------------------------
+_starts = itertools.count(1)
 
 
 @dataclass
-class Server:
-    """A server process and what it needs to be called."""
+class Measured:
+    """One server under test and its figures, round by round."""
 
-    process: subprocess.Popen[str]
-    port: int
-    key: str = ""
-
-    def stop(self) -> None:
-        """SIGTERM, then wait for the process to end."""
-        self.process.terminate()
-        self.process.wait(timeout=30)
-        if self.process.stdout is not None:
-            self.process.stdout.close()
+    name: str
+    processes: int
+    server: Server
+    rates: list[float] = field(default_factory=list)
+    cpu_ms: list[float] = field(default_factory=list)
+    loads: list[float] = field(default_factory=list)
 
 
-def free_port() -> int:
-    """A loopback port nothing listens on right now."""
-    with socket.socket() as probe:
-        probe.bind((HOST, 0))
-        port: int = probe.getsockname()[1]
-        return port
+def measure(target: Measured, seconds: float, connections: int) -> None:
+    """One round of `target`: a 1 s warm-up, then `seconds` of load."""
+    server = target.server
+    asyncio.run(load(server.port, server.key, 1.0, connections, next(_starts) * 10**7))
+    cpu_before = server.cpu_seconds()
+    rate = asyncio.run(load(server.port, server.key, seconds, connections, next(_starts) * 10**7))
+    target.rates.append(rate)
+    target.loads.append(os.getloadavg()[0])
+    target.cpu_ms.append((server.cpu_seconds() - cpu_before) * 1000 / (rate * seconds))
 
 
-def wait_healthy(port: int, path: str) -> None:
-    """Poll the server until `path` answers (a real process is starting)."""
-    clock = SystemClock()
-    deadline = clock.now() + 20_000
-    while clock.now() < deadline:
-        try:
-            httpx.get(f"http://{HOST}:{port}{path}", timeout=1)
-            return
-        except httpx.TransportError:
-            time.sleep(0.05)
-    raise SystemExit(f"the server on port {port} did not start")
+def run_rounds(targets: list[Measured], options: argparse.Namespace) -> None:
+    """Every target once a round, the order rotating round by round."""
+    for number in range(options.rounds):
+        shift = number % len(targets)
+        for target in targets[shift:] + targets[:shift]:
+            measure(target, options.seconds, options.connections)
 
 
-def start_bare() -> Server:
-    """The bare FastAPI endpoint in its own uvicorn process."""
-    port = free_port()
-    command = [sys.executable, "-m", "bench.api_throughput", "--bare-server", str(port)]
-    server = Server(subprocess.Popen(command, text=True), port)
-    wait_healthy(port, "/docs")
-    return server
+def _median_ratio(rates: list[float], peers: list[float]) -> float:
+    return statistics.median(mine / peer for mine, peer in zip(rates, peers, strict=True))
 
 
-def start_backroom(
-    folder: Path, *, worker: bool, options: tuple[str, ...] = (), db: str | None = None
-) -> Server:
-    """`backroom serve` on a fresh database in `folder` (or on `db`), with its first key."""
-    port = free_port()
-    command = [sys.executable, "-c", CLI, "serve", "--port", str(port), "--log-level", "warning"]
-    command += ["--db", db or f"sqlite:///{folder / 'bench.db'}"]
-    command += [*([] if worker else ["--no-worker"]), *options]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
-    assert process.stdout is not None
-    key = ""
-    while not key:
-        line = process.stdout.readline()
-        if not line:
-            raise SystemExit("backroom serve exited before printing its key")
-        if "BACKROOM_API_KEY=" in line:
-            key = line.split("=", 1)[1].strip()
-    wait_healthy(port, "/healthz")
-    return Server(process, port, key)
+def report(targets: list[Measured]) -> list[str]:
+    """The Markdown table: each server's figures and its same-round ratios."""
+    bare = {target.processes: target for target in targets if target.name == "bare FastAPI"}
+    single = {(t.name, t.processes): t for t in targets if t.processes == 1}
+    lines = [
+        "| server | processes | req/s, median (range) | CPU ms / request | vs bare"
+        " | vs 1 process |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for target in targets:
+        peer = bare[target.processes]
+        one = single.get((target.name, 1))
+        scaling = ""
+        if one is not None and one is not target:
+            scaling = f"{_median_ratio(target.rates, one.rates):.2f}x"
+        versus = "" if peer is target else f"{_median_ratio(target.rates, peer.rates):.2f}x"
+        lines.append(
+            f"| {target.name} | {target.processes} | {statistics.median(target.rates):,.0f}"
+            f" ({min(target.rates):,.0f}-{max(target.rates):,.0f})"
+            f" | {statistics.median(target.cpu_ms):.2f} | {versus} | {scaling} |"
+        )
+    return lines
 
 
-# -- load -----------------------------------------------------------------------------
-
-
-def request_bytes(key: str, number: int) -> bytes:
-    """One POST /v1/jobs request, with its own idempotency key."""
-    body = json.dumps({"task": "demo.noop", "input": {"n": number}}).encode()
-    head = (
-        f"POST /v1/jobs HTTP/1.1\r\nHost: {HOST}\r\nContent-Type: application/json\r\n"
-        f"Authorization: Bearer {key}\r\nIdempotency-Key: bench-{number}\r\n"
-        f"Content-Length: {len(body)}\r\n\r\n"
-    )
-    return head.encode() + body
-
-
-async def connection_loop(port: int, key: str, counter: list[int], stop_at: float) -> int:
-    """Send requests one after another on one keep-alive connection; how many."""
-    reader, writer = await asyncio.open_connection(HOST, port)
-    done = 0
+def _reachable(postgres: str | None) -> str | None:
+    """`postgres`, or None (said on stderr) when no server answers there."""
+    if postgres is None:
+        return None
     try:
-        while time.perf_counter() < stop_at:
-            counter[0] += 1
-            writer.write(request_bytes(key, counter[0]))
-            head = await reader.readuntil(b"\r\n\r\n")
-            if not head.startswith((b"HTTP/1.1 202", b"HTTP/1.1 200")):
-                raise SystemExit(f"unexpected answer: {head[:80]!r}")
-            length = next(
-                int(line.split(b":")[1])
-                for line in head.split(b"\r\n")
-                if line.lower().startswith(b"content-length:")
-            )
-            await reader.readexactly(length)
-            done += 1
+        asyncio.run(fetch_one(f"{postgres}/test", "SELECT 1"))
+    except (OSError, asyncpg.PostgresError) as error:
+        print(f"PostgreSQL at {postgres} skipped: {error}", file=sys.stderr)
+        return None
+    return postgres
+
+
+@contextmanager
+def started(folder: Path, postgres: str | None, processes: list[int]) -> Iterator[list[Measured]]:
+    """Every server under test, running; stopped afterwards."""
+    postgres = _reachable(postgres)
+    with ExitStack() as stack:
+        targets = []
+        for count in processes:
+            extra = ("--processes", str(count)) if count > 1 else ()
+            servers = [("bare FastAPI", start_bare(count))]
+            servers.append(("backroom SQLite", _backroom(stack, folder / f"s{count}", extra)))
+            if postgres:
+                servers.append(("backroom PostgreSQL", _backroom(stack, folder, extra, postgres)))
+            for name, server in servers:
+                stack.callback(server.stop)
+                targets.append(Measured(name, count, server))
+        yield targets
+
+
+def _backroom(
+    stack: ExitStack, folder: Path, extra: tuple[str, ...], postgres: str | None = None
+) -> Server:
+    db = None
+    if postgres is not None:
+        db = stack.enter_context(_scratch_database(postgres))
+    else:
+        folder.mkdir()
+    return start_backroom(folder, worker=False, options=extra, db=db)
+
+
+@contextmanager
+def _scratch_database(url: str) -> Iterator[str]:
+    scratch = PostgresServer(url, "test").scratch("bench_api")
+    loop = asyncio.new_event_loop()
+    try:
+        yield loop.run_until_complete(scratch.__aenter__())
     finally:
-        writer.close()
-    return done
-
-
-async def load(port: int, key: str, seconds: float, connections: int, start: int) -> float:
-    """Requests per second over `connections` connections for `seconds`."""
-    counter = [start]
-    began = time.perf_counter()
-    stop_at = began + seconds
-    done = await asyncio.gather(
-        *(connection_loop(port, key, counter, stop_at) for _ in range(connections))
-    )
-    return sum(done) / (time.perf_counter() - began)
-
-
-def throughput(server: Server, seconds: float, connections: int, start: int) -> float:
-    """Requests per second after a one-second warm-up."""
-    asyncio.run(load(server.port, server.key, 1.0, connections, start))  # warm-up
-    return asyncio.run(load(server.port, server.key, seconds, connections, start + 10**7))
+        loop.run_until_complete(scratch.__aexit__(None, None, None))
+        loop.close()
 
 
 # -- latency --------------------------------------------------------------------------
@@ -205,29 +182,19 @@ def percentile(values: list[int], share: float) -> int:
 
 
 def main() -> None:
-    """Run both throughput measurements and the latency run; print a Markdown table."""
+    """Run the interleaved rounds and the latency run; print Markdown tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=5.0)
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1")
+    parser.add_argument("--processes", default="1,2", help="server processes, e.g. 1,2")
     parser.add_argument("--jobs", type=int, default=200, help="jobs for the latency run")
-    parser.add_argument("--bare-server", type=int, help=argparse.SUPPRESS)
     options = parser.parse_args()
-    if options.bare_server:
-        run_bare_server(options.bare_server)
-        return
+    processes = [int(count) for count in options.processes.split(",")]
     with tempfile.TemporaryDirectory() as folder:
-        bare = start_bare()
-        try:
-            bare_rate = throughput(bare, options.seconds, options.connections, 0)
-        finally:
-            bare.stop()
-        api_folder = Path(folder) / "api"
-        api_folder.mkdir()
-        backroom = start_backroom(api_folder, worker=False)
-        try:
-            api_rate = throughput(backroom, options.seconds, options.connections, 0)
-        finally:
-            backroom.stop()
+        with started(Path(folder), options.postgres or None, processes) as targets:
+            run_rounds(targets, options)
         latency_folder = Path(folder) / "latency"
         latency_folder.mkdir()
         served = start_backroom(latency_folder, worker=True)
@@ -235,11 +202,15 @@ def main() -> None:
             measured = latencies(served, options.jobs)
         finally:
             served.stop()
-    print(f"| bare FastAPI POST /v1/jobs | {bare_rate:,.0f} req/s |")
-    print(f"| backroom POST /v1/jobs | {api_rate:,.0f} req/s ({api_rate / bare_rate:.0%}) |")
+    loads = [figure for target in targets for figure in target.loads]
     print(
-        f"| no-op submit -> succeeded | p50 {percentile(measured, 0.5)} ms, "
-        f"p99 {percentile(measured, 0.99)} ms, mean {statistics.mean(measured):.1f} ms |"
+        f"{options.rounds} rounds, rotating order; load average (1 min) during the run:"
+        f" median {statistics.median(loads):.2f}, {min(loads):.2f}-{max(loads):.2f}"
+    )
+    print("\n".join(report(targets)))
+    print(
+        f"\nno-op submit -> succeeded (SQLite, in-process worker): p50 {percentile(measured, 0.5)}"
+        f" ms, p99 {percentile(measured, 0.99)} ms, mean {statistics.mean(measured):.1f} ms"
     )
 
 

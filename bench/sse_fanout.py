@@ -23,7 +23,7 @@ from pathlib import Path
 
 import httpx
 
-from bench.api_throughput import HOST, Server, start_backroom
+from bench.api_servers import HOST, Server, start_backroom
 
 SETTLE_S = 2.0
 """Time for the server to finish setting up the last streams before memory is read."""
