@@ -187,10 +187,15 @@ class AnthropicBatches:
         return None
 
     async def _tagged(self, batch_id: str, tag: str) -> bool:
+        """Whether the batch's first result line carries `tag` (the rest is not read:
+        the results stream, and are closed after that line)."""
         results = await self._client.messages.batches.results(batch_id)
-        async for response in results:
-            return response.custom_id.startswith(f"{tag}_")
-        return False
+        try:
+            async for response in results:
+                return response.custom_id.startswith(f"{tag}_")
+            return False
+        finally:
+            await results.close()
 
     async def poll(self, batch_id: str) -> BatchStatus:
         """The batch's state and counts now."""
@@ -203,10 +208,17 @@ class AnthropicBatches:
         """Every line's result of an ended batch, as the results file lists them."""
         try:
             responses = await self._client.messages.batches.results(batch_id)
+        except anthropic.AnthropicError as error:
+            raise self._error(error) from error
+        try:
             async for response in responses:
                 yield line_result(response)
         except anthropic.AnthropicError as error:
             raise self._error(error) from error
+        except httpx2.TransportError as error:  # the SDK lets these through mid-stream
+            raise Retryable(f"the results of {batch_id} were cut off: {error!r}") from error
+        finally:
+            await responses.close()
 
     async def cancel(self, batch_id: str) -> BatchStatus:
         """Ask for the batch to be cancelled; its state after the ask."""
