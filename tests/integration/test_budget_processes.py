@@ -51,6 +51,11 @@ output_usd_per_million = 10.00
 
 def start_worker(db: str, config: Path) -> subprocess.Popen[bytes]:
     env = {**os.environ, "PYTHONPATH": str(HERE), "BACKROOM_CONFIG": str(config)}
+    # The mock answers in 200 ms: a call times out only when a loaded machine starves
+    # the processes, and is then charged at its reservation and its job tried again,
+    # which is right but not the one-call-per-job accounting asserted here. So calls get
+    # 25 s (under the 30 s lease) rather than the worker app's 10 s.
+    env["BACKROOM_TEST_CALL_TIMEOUT_S"] = "25"
     command = [sys.executable, "-m", "backroom", "worker", "--app", "llm_worker_app:app"]
     options = ["--concurrency", "15", "--over-budget", "fail", "--poll-interval", "0.05"]
     return subprocess.Popen([*command, "--db", db, *options], env=env)
