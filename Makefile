@@ -47,11 +47,13 @@ bench: $(STAMP)
 # backroom beside PgQueuer, Procrastinate, Celery, Dramatiq, SAQ, arq, RQ and huey, each
 # pinned in bench/peers/requirements.txt and installed into a venv of its own (with
 # backroom, editable). `make bench-peers` rewrites its section of docs/benchmarks.md and
-# docs/benchmarks-peers.png; PEERS_JOBS=2000 for a shorter run.
+# docs/benchmarks-peers.png. The committed figures: PEERS_JOBS=2000 PEERS_SAMPLES=50 (11 min
+# at load 3-10); at 10,000 RQ alone (a fork per job) takes over 15 min a round.
 PEERS_VENV := build/peers-venv
 PEERS_PY := $(PEERS_VENV)/bin/python
 PEERS_STAMP := $(PEERS_VENV)/.installed
 PEERS_JOBS ?= 10000
+PEERS_SAMPLES ?= 100
 
 $(PEERS_STAMP): bench/peers/requirements.txt pyproject.toml
 	python3 -m venv $(PEERS_VENV)
@@ -59,7 +61,7 @@ $(PEERS_STAMP): bench/peers/requirements.txt pyproject.toml
 	touch $(PEERS_STAMP)
 
 bench-peers: $(PEERS_STAMP)
-	$(PEERS_PY) -m bench.peers.run --jobs $(PEERS_JOBS) --docs
+	$(PEERS_PY) -m bench.peers.run --jobs $(PEERS_JOBS) --samples $(PEERS_SAMPLES) --docs
 
 # CI's run of the same harness, small, so that it never rots: every system must give
 # every figure (no timing is checked).

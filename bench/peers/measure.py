@@ -110,7 +110,7 @@ async def measure(system: System, jobs: int, samples: int, folder: Path) -> Figu
     started = time.perf_counter_ns()
     worker = start_worker(system, marks_file, log)
     try:
-        await wait_for(marks_file, jobs, max(120.0, jobs / 10), worker, log)
+        await wait_for(marks_file, jobs, max(300.0, jobs / 5), worker, log)
         ran = marks.read(marks_file)[:jobs]
         latencies = await pickups(system, jobs, samples, worker, [marks_file, log])
     finally:

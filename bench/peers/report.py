@@ -34,7 +34,10 @@ METHOD = [
     " defaults). Versions pinned in `bench/peers/requirements.txt`.",
     "- Stores: backroom, PgQueuer and Procrastinate on the local PostgreSQL (a scratch"
     " database each); backroom's embedded mode and huey on SQLite files; Celery and"
-    " Dramatiq on RabbitMQ (their default broker); RQ, arq and SAQ on Redis.",
+    " Dramatiq on RabbitMQ (their default broker); RQ, arq and SAQ on Redis. Durability"
+    " differs: a PostgreSQL or SQLite enqueue returns after its commit is on disk, a"
+    " RabbitMQ publish (no confirms, the clients' default) or a Redis write before (this"
+    " Redis keeps nothing on disk).",
     "- Every handler does one thing: it appends its start time (CLOCK_MONOTONIC, 8 bytes,"
     " one `write`) to a shared file, the same cost in every system.",
     "- Enqueue: the client's call for one job, in a loop. Bulk: 1,000 jobs a call where"
@@ -120,7 +123,8 @@ def ratio_table(results: Results) -> list[str]:
 
 def section(results: Results, jobs: int, samples: int) -> list[str]:
     """The markdown section: settings, one row per system, the ratios."""
-    rounds = max(len(runs) for runs in results.values())
+    counts = sorted({len(runs) for runs in results.values()})
+    rounds = str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
     loads = [value for runs in results.values() for value in values(runs, "load")]
     lines = [
         START,
@@ -154,8 +158,9 @@ def panel(axis: Any, results: Results, key: str) -> None:
     ]
     colours = ["tab:orange" if n.startswith(BACKROOM) else "tab:blue" for n in names]
     axis.barh(names, middle, xerr=spread, color=colours, capsize=3)
-    axis.set_xscale("log")
-    axis.set_xlim(min(m for m in middle if m > 0) / 3, max(middle) * 8)
+    if max(middle) > 0:
+        axis.set_xscale("log")
+    axis.set_xlim(min((m for m in middle if m > 0), default=1.0) / 3, max(*middle, 1.0) * 8)
     axis.invert_yaxis()
     axis.set_title(f"{title} ({unit}, {'more' if better else 'less'} is better)")
     for row, m in enumerate(middle):

@@ -81,7 +81,11 @@ async def run(args: argparse.Namespace, out: Path) -> Results:
             shift = round_number % len(chosen)
             for system in chosen[shift:] + chosen[:shift]:
                 print(f"round {round_number + 1}: {label(system)}", file=sys.stderr, flush=True)
-                figures = await measure(system, args.jobs, args.samples, out)
+                try:
+                    figures = await measure(system, args.jobs, args.samples, out)
+                except Exception as error:  # the other systems go on
+                    print(f"  {label(system)} failed: {error!r}", file=sys.stderr, flush=True)
+                    continue
                 results.setdefault(label(system), []).append(figures.as_dict())
                 write_results(out, args, results)
         for system in chosen:

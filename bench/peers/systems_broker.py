@@ -91,7 +91,12 @@ class DramatiqSystem(SyncClientSystem):
         self.module = importlib.import_module("bench.peers.dramatiq_app")
 
     def empty(self) -> None:
-        self.module.broker.flush_all()
+        # A fresh connection each round: the runner does not serve pika's heartbeats
+        # between rounds, so RabbitMQ closes an idle one.
+        broker = self.module.broker
+        broker.close()
+        del broker.connection
+        broker.flush_all()
 
     def send(self) -> object:
         return self.module.noop.send()
