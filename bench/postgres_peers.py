@@ -1,6 +1,7 @@
 """The peers of `bench.postgres_throughput`: PgQueuer, raw asyncpg and pgbench.
 
-python -m bench.postgres_peers URL    (a PgQueuer worker draining the queue at URL)
+python -m bench.postgres_peers URL [BATCH]    (a PgQueuer worker draining the queue at URL,
+                                            BATCH jobs a fetch: 10 by default, PgQueuer's)
 """
 
 from __future__ import annotations
@@ -75,8 +76,9 @@ async def pgqueuer_process(url: str, jobs: int) -> tuple[float, float]:
     return wall, float(window["seconds"])
 
 
-async def pgqueuer_worker(url: str) -> None:
-    """The PgQueuer worker process: its defaults, draining the queue, then exiting."""
+async def pgqueuer_worker(url: str, batch_size: int = 10) -> None:
+    """The PgQueuer worker process: its defaults (but `batch_size`), draining the queue,
+    then exiting."""
     connection = await asyncpg.connect(url)
     manager = QueueManager(Queries(AsyncpgDriver(connection)))
 
@@ -84,7 +86,7 @@ async def pgqueuer_worker(url: str) -> None:
     async def noop(job: object) -> None:
         return None
 
-    await manager.run(mode=QueueExecutionMode.drain)
+    await manager.run(batch_size=batch_size, mode=QueueExecutionMode.drain)
 
 
 # -- the physical reference -------------------------------------------------------------
@@ -230,4 +232,4 @@ def pgbench_init(url: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(pgqueuer_worker(sys.argv[1]))
+    asyncio.run(pgqueuer_worker(sys.argv[1], *map(int, sys.argv[2:3])))

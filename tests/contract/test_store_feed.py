@@ -198,3 +198,16 @@ async def test_progress_is_a_feed_event_but_not_a_transition(store: Store) -> No
 
     assert [event.type for event in page.events] == ["job.submitted", "job.started", "job.progress"]
     assert [event.to_state for event in await store.events(job.id)] == ["queued", "running"]
+
+
+async def test_an_event_says_whether_its_job_has_a_webhook_url(store: Store) -> None:
+    hooked = await submit(store, T0, tenant="acme", webhook_url="https://x.test/hook")
+    plain = await submit(store, T0, tenant="acme")
+    await settled(store)
+
+    page = await store.read_feed(START, FeedFilter(), 100)
+
+    assert {event.job_id: event.webhook for event in page.events} == {
+        hooked.id: True,
+        plain.id: False,
+    }

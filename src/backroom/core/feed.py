@@ -97,6 +97,10 @@ class FeedEvent:
     from_state: JobState | None
     to_state: JobState
     reason: str = ""
+    webhook: bool = True
+    """Whether the job has a `webhook_url` of its own (True where the store did not say):
+    the webhook dispatcher reads the job of a terminal event only then, or when a
+    subscription wants the event."""
 
     @property
     def type(self) -> str:

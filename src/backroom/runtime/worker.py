@@ -2,21 +2,21 @@
 
 One asyncio loop per process runs these side by side:
 
-- the claim loop takes up to the free slots' worth of due jobs in one store call and
-  starts each as a task, then waits for a free slot, a new-work hint or the next poll;
+- the claim loop takes the free slots' worth of due jobs in one store call (a busy one
+  lets `claim_floor` slots free first) and starts each as a task, then waits for a
+  free slot, a new-work hint or the next poll;
 - every attempt runs its handler under the task's timeout and turns what happened into
   an `Outcome` (core.retry decides retry or fail);
 - the outcome writer (`runtime.outcome_writer`) stores finished attempts in batches;
 - the heartbeat loop refreshes the worker's registry row (`runtime.presence`), extends
   every held lease in one call, stops handlers whose lease was lost or job cancelled;
 - the retention sweep (`runtime.retention`) deletes old finished jobs now and then;
-- on SQLite, the commit watch (`runtime.wakeup`) wakes the claim loop when another
-  process commits.
+- on SQLite, the commit watch (`runtime.wakeup`) wakes it when another process commits.
 
-A slot frees when its handler returns, not when its outcome is stored: the claim for
-the next jobs then goes to the store alongside the finish of the last ones, and a
-group-committing store (SQLite) writes both in one transaction. The worker owns the
-clock (the store only receives `now`) and tells its `Telemetry` of every attempt."""
+A slot frees when its handler returns, not when its outcome is stored: the next claim
+goes to the store alongside the finish of the last jobs, and a group-committing store
+(SQLite) writes both in one transaction. The worker owns the clock (the store only
+receives `now`) and tells its `Telemetry` of every attempt."""
 
 from __future__ import annotations
 
@@ -34,6 +34,7 @@ from backroom.core.job import Job
 from backroom.core.retry import ErrorClassifier, RetryPolicy
 from backroom.runtime.attempt import AttemptRunner, StopReason
 from backroom.runtime.attempt_log import log_grace, log_handed_back, log_lease_lost
+from backroom.runtime.claim_batch import SlotGathering
 from backroom.runtime.outcome_writer import AttemptListener, OutcomeWriter
 from backroom.runtime.presence import Presence
 from backroom.runtime.retention import RetentionSweep
@@ -46,8 +47,7 @@ from backroom.telemetry import Telemetry
 log = logging.getLogger("backroom.runtime.worker")
 T = TypeVar("T")
 
-# The shortest wait between two claims that found nothing, so a loop can never spin.
-_MIN_WAIT_MS = 1
+_MIN_WAIT_MS = 1  # the shortest wait between two claims that found nothing: never a spin
 
 
 class Worker:
@@ -90,6 +90,7 @@ class Worker:
         self._presence = Presence(store, clock, self.config)
         self._holding = asyncio.Event()
         self._stopping = False
+        self._gathering = SlotGathering(self.config)
 
     @property
     def held(self) -> int:
@@ -149,6 +150,9 @@ class Worker:
                 next_sweep = now + config.sweep_interval_ms
             self._wake.clear()
             free = config.concurrency - self._executing
+            if (gather := self._gathering.until(now, free, running=self._executing)) is not None:
+                await self._wake.wait(gather)
+                continue
             claimed = await self._claim(free, now) if free > 0 else 0
             if config.burst and claimed == 0 and not self._running and await self._idle():
                 return

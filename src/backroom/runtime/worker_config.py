@@ -28,10 +28,14 @@ class WorkerConfig:
     finished jobs are deleted (None: this worker never does).
     `over_budget` says what a queued LLM job (one in a lane) does when its tenant's daily budget is
     spent: wait for the next UTC day, or fail (see `backroom.runtime.lane_gate`).
+    `claim_batch` is the fewest free slots worth a claim while jobs run (None: a tenth
+    of `concurrency`): async handlers end one by one, and a claim a slot would pay a
+    statement and a commit for each job. An idle worker claims as soon as it is woken.
     """
 
     queues: tuple[str, ...] = ()
     concurrency: int = 10
+    claim_batch: int | None = None
     lease_ms: int = 30_000
     heartbeat_ms: int | None = None
     poll_interval_ms: int = 1_000
@@ -50,6 +54,12 @@ class WorkerConfig:
             raise ValueError("concurrency must be at least 1")
         if self.lease_ms < 10 or self.poll_interval_ms < 1:
             raise ValueError("lease_ms must be >= 10 and poll_interval_ms >= 1")
+
+    @property
+    def claim_floor(self) -> int:
+        """The fewest free slots a busy worker claims for (`claim_batch`, 1 to concurrency)."""
+        wanted = self.concurrency // 10 if self.claim_batch is None else self.claim_batch
+        return min(self.concurrency, max(1, wanted))
 
     @property
     def heartbeat_every_ms(self) -> int:

@@ -76,6 +76,18 @@ def load_error(row: Row) -> ErrorInfo | None:
     return ErrorInfo(kind, row["error_message"] or "")
 
 
+_STATES = {state.value: state for state in JobState}
+
+
+def job_state(text: str) -> JobState:
+    """The `JobState` stored as `text` (a dict lookup: the enum's call costs ~1 us).
+
+    >>> job_state("queued")
+    <JobState.QUEUED: 'queued'>
+    """
+    return _STATES[text]
+
+
 def job_from_row(row: Row) -> Job:
     """The `Job` a row of the jobs table holds."""
     return Job(
@@ -84,7 +96,7 @@ def job_from_row(row: Row) -> Job:
         task=row["task"],
         queue=row["queue"],
         priority=row["priority"],
-        state=JobState(row["state"]),
+        state=_STATES[row["state"]],
         input=load_json(row["input"]),
         attempt=row["attempt"],
         max_attempts=row["max_attempts"],

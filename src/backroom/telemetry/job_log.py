@@ -36,7 +36,13 @@ def _job_fields(job: Job, event: str, **more: Any) -> dict[str, Any]:
 
 
 def _emit(level: int, message: str, fields: dict[str, Any]) -> None:
-    log.log(level, message, extra={FIELDS: fields})
+    # Made and handled directly: `Logger.log` would first walk the stack for the
+    # caller's file and line, which no format here shows (two lines a job add up).
+    if log.isEnabledFor(level):
+        record = log.makeRecord(
+            log.name, level, __file__, 0, message, (), None, extra={FIELDS: fields}
+        )
+        log.handle(record)
 
 
 def _seconds(ms: int) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import socket
+from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
 
@@ -54,6 +55,7 @@ class ProcessMetrics:
     def __init__(self, process: str | None = None) -> None:
         self.process = process or default_process_name()
         self.registry = CollectorRegistry()
+        self._children: dict[tuple[str, ...], Any] = {}
         self._declare_attempts(self.registry)
         self._declare_llm(self.registry)
 
@@ -116,18 +118,27 @@ class ProcessMetrics:
         if job.started_at is None:
             return
         waited = max(0, job.started_at - job.run_at) / 1000
-        self._wait.labels(self.process, job.queue, job.task).observe(waited)
+        self._child(self._wait, "wait", job.queue, job.task).observe(waited)
 
     def attempt_ended(self, job: Job, outcome: Outcome, now: int) -> None:
         """Count an attempt whose end was stored at `now` (`job` as claimed)."""
         name = outcome_name(outcome)
-        labels = (self.process, job.queue, job.task)
-        self._outcomes.labels(*labels, name, error_class(outcome)).inc()
+        labels = (job.queue, job.task, name)
+        self._child(self._outcomes, "outcomes", *labels, error_class(outcome)).inc()
         if job.started_at is not None:
-            self._run.labels(*labels, name).observe(max(0, now - job.started_at) / 1000)
+            self._child(self._run, "run", *labels).observe(max(0, now - job.started_at) / 1000)
         if job.task == DELIVERY_TASK and name in ("succeeded", "retried", "failed"):
             delivered = "delivered" if name == "succeeded" else name
             self._webhooks.labels(self.process, delivered).inc()
+
+    def _child(self, metric: Any, name: str, *labels: str) -> Any:
+        """`metric`'s series for this process and `labels`, looked up once (`labels()`
+        takes a lock and builds a key on every call, twice an attempt)."""
+        key = (name, *labels)
+        child = self._children.get(key)
+        if child is None:
+            child = self._children[key] = metric.labels(self.process, *labels)
+        return child
 
     def llm_call_ended(self, lane: str, usage: AttemptUsage | None, rate_limited: bool) -> None:
         """Count one provider call: its usage if answered, or a 429 of its lane."""

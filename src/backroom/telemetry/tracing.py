@@ -80,6 +80,13 @@ class Tracing:
     def __init__(self, provider: TracerProvider | None = None) -> None:
         self._provider = provider
 
+    def _untraced(self, job: Job) -> bool:
+        """True when an attempt's span would be an invalid no-op: no provider installed
+        (the API's proxy answers) and no trace to continue."""
+        if otel_trace is None or self._provider is not None or job.traceparent:
+            return otel_trace is None
+        return isinstance(otel_trace.get_tracer_provider(), otel_trace.ProxyTracerProvider)
+
     def _tracer(self) -> Tracer | None:
         if otel_trace is None:
             return None
@@ -90,7 +97,7 @@ class Tracing:
     def attempt(self, job: Job, started_ms: int, now: Callable[[], int]) -> Iterator[AttemptSpan]:
         """The span of an attempt of `job` (as claimed), current while it runs; `now()`
         gives its end (ms)."""
-        tracer = self._tracer()
+        tracer = None if self._untraced(job) else self._tracer()
         if tracer is None or otel_trace is None:
             yield AttemptSpan(None)
             return

@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from backroom.clock import Clock, sleep_unless
 from backroom.core.errors import StoreError
-from backroom.core.feed import TERMINAL_TYPES, FeedEvent, FeedFilter
+from backroom.core.feed import TERMINAL_TYPES, FeedEvent, FeedFilter, FeedPosition
 from backroom.core.job import JSON, Job, NewJob
 from backroom.core.webhooks import (
     DELIVERY_QUEUE,
@@ -79,13 +79,22 @@ class WebhookDispatcher:
         self._status_url = status_url
         self._batch = batch
         self._woken = asyncio.Event()
+        # Where this dispatcher last moved the stored position: while no other one moves
+        # it, the next batch starts there without reading it (two statements a batch).
+        self._position: FeedPosition | None = None
+        self._lost = False
 
     def wake(self) -> None:
         """Something was written to the feed: look now rather than at the next poll."""
         self._woken.set()
 
     async def run(self, stopping: asyncio.Event, poll_ms: int = 1_000) -> None:
-        """Dispatch until `stopping` is set: each batch as it comes, else every `poll_ms`."""
+        """Dispatch until `stopping` is set: each batch as it comes, else every `poll_ms`.
+
+        A dispatcher that finds another one (in another process) took a batch before it
+        stands back for `poll_ms`, deaf to new events, so that one dispatches alone
+        instead of both reading every event and one throwing its work away.
+        """
         self._store.on_feed_change(self.wake)
         while not stopping.is_set():
             self._woken.clear()
@@ -95,12 +104,17 @@ class WebhookDispatcher:
             except StoreError as error:
                 # The store comes back by itself (a restart, a terminated session): wait.
                 log.warning("webhook dispatch failed, will retry: %s", error)
+            if self._lost:
+                self._lost = False
+                await sleep_unless(self._clock, poll_ms, stopping)
+                continue
             await sleep_unless(self._clock, poll_ms, self._woken, stopping)
 
     async def dispatch_once(self) -> int:
         """Dispatch one batch; how many feed events it covered (0: nothing new)."""
         now = self._clock.now()
-        position = await self._store.feed_consumer(CONSUMER, now)
+        remembered = self._position
+        position = remembered or await self._store.feed_consumer(CONSUMER, now)
         page = await self._store.read_feed(position, FeedFilter(), self._batch)
         if page.position == position:
             return 0
@@ -113,7 +127,15 @@ class WebhookDispatcher:
             delivery_job(now, max_attempts=self._max_attempts),
             now,
         )
-        return len(page.events) if moved else 0
+        if moved:
+            self._position = page.position
+            return len(page.events)
+        # Another dispatcher moved the position: nothing was stored.
+        self._position = None
+        if remembered:  # the remembered position was behind: start from the stored one
+            return await self.dispatch_once()
+        self._lost = True
+        return 0
 
     async def _deliveries(self, events: list[FeedEvent]) -> list[NewDelivery]:
         by_tenant: dict[str, list[WebhookSubscription]] = defaultdict(list)
@@ -127,7 +149,9 @@ class WebhookDispatcher:
                 for subscription in by_tenant.get(event.tenant, [])
                 for kind in subscription.wanted_types(event)
             ]
-            if event.type in TERMINAL_TYPES or wanted:
+            # A job's own URL is read with the job: only a job that has one is read for
+            # a terminal event no subscription wants.
+            if (event.webhook and event.type in TERMINAL_TYPES) or wanted:
                 job = await self._job(jobs, event.job_id)
                 if job is None:
                     continue

@@ -33,6 +33,7 @@ def read_feed(tables: MemoryTables, after: FeedPosition, where: FeedFilter, limi
                 from_state=event.from_state,
                 to_state=event.to_state,
                 reason=event.reason,
+                webhook=row.webhook_url is not None,
             )
         )
     position = scanned[-1].position if scanned else after

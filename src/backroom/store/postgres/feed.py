@@ -12,13 +12,12 @@ bounds. A single job's events need no horizon (see `_READ_JOB`).
 from __future__ import annotations
 
 from backroom.core.feed import FeedEvent, FeedFilter, FeedPage, FeedPosition
-from backroom.core.job import JobState
 from backroom.store.postgres.database import PooledConnection as Connection
-from backroom.store.rows import Row
+from backroom.store.rows import Row, job_state
 
 _COLUMNS = """
 e.xid::text::bigint AS commit_id, e.id, e.job_id, e.at, e.from_state, e.to_state, e.reason,
-j.tenant, j.task, j.queue
+j.tenant, j.task, j.queue, j.webhook_url IS NOT NULL AS webhook
 """
 
 _VISIBLE = "e.xid < pg_snapshot_xmin(pg_current_snapshot())"
@@ -92,9 +91,10 @@ def _event(row: Row) -> FeedEvent:
         task=row["task"],
         queue=row["queue"],
         at=row["at"],
-        from_state=JobState(row["from_state"]) if row["from_state"] else None,
-        to_state=JobState(row["to_state"]),
+        from_state=job_state(row["from_state"]) if row["from_state"] else None,
+        to_state=job_state(row["to_state"]),
         reason=row["reason"],
+        webhook=row["webhook"],
     )
 
 

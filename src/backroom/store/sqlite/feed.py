@@ -13,7 +13,8 @@ from backroom.core.job import JobState
 from backroom.store.rows import dump_json
 
 _READ = """
-SELECT e.id, e.job_id, e.at, e.from_state, e.to_state, e.reason, j.tenant, j.task, j.queue
+SELECT e.id, e.job_id, e.at, e.from_state, e.to_state, e.reason, j.tenant, j.task, j.queue,
+       j.webhook_url IS NOT NULL AS webhook
 FROM job_events AS e JOIN jobs AS j ON j.id = e.job_id
 WHERE e.id > :after
   AND (:tenant IS NULL OR j.tenant = :tenant)
@@ -26,7 +27,8 @@ LIMIT :limit
 
 # A job's own events come from its index, not a scan of the whole feed.
 _READ_JOB = """
-SELECT e.id, e.job_id, e.at, e.from_state, e.to_state, e.reason, j.tenant, j.task, j.queue
+SELECT e.id, e.job_id, e.at, e.from_state, e.to_state, e.reason, j.tenant, j.task, j.queue,
+       j.webhook_url IS NOT NULL AS webhook
 FROM job_events AS e JOIN jobs AS j ON j.id = e.job_id
 WHERE e.job_id = :job_id AND e.id > :after AND (:tenant IS NULL OR j.tenant = :tenant)
 ORDER BY e.id
@@ -85,6 +87,7 @@ def _event(row: sqlite3.Row) -> FeedEvent:
         from_state=JobState(row["from_state"]) if row["from_state"] else None,
         to_state=JobState(row["to_state"]),
         reason=row["reason"],
+        webhook=bool(row["webhook"]),
     )
 
 
