@@ -31,9 +31,14 @@ from functools import partial
 import asyncpg
 
 from backroom import App
-from bench.postgres_peers import PGQUEUER_TABLES, pgqueuer_enqueue, pgqueuer_install
+from bench.postgres_peers import PGQUEUER_TABLES, pgqueuer_enqueue, pgqueuer_install, raw_pickup
 from bench.postgres_support import ROOT, Server, execute
-from bench.postgres_throughput import BACKROOM_TABLES, backroom_enqueue
+from bench.postgres_throughput import (
+    BACKROOM_TABLES,
+    backroom_enqueue,
+    backroom_pickup,
+    latency_row,
+)
 from bench.postgres_wal import WalUse, wal_position, wal_use
 
 BACKROOM: dict[str, list[str]] = {
@@ -109,7 +114,10 @@ async def pgqueuer_run(url: str, jobs: int, processes: int, *, batch: str) -> Ru
 
 async def measure(server: Server, jobs: int, rounds: int, counts: list[int]) -> Rows:
     rows = Rows()
-    async with server.scratch("proc_backroom") as mine, server.scratch("proc_pgqueuer") as peer:
+    async with (
+        server.scratch("proc_backroom") as mine,
+        server.scratch("proc_pgqueuer") as peer,
+    ):
         async with App(mine):
             pass  # create the schema
         await pgqueuer_install(peer)
@@ -149,7 +157,7 @@ def report(rows: Rows, jobs: int) -> list[str]:
             f" {max(rates):,.0f} | {ratios[0]} | {ratios[1]}"
             f" | {_median(runs, lambda w: w.database) / jobs:,.0f} B"
             f" | {_median(runs, lambda w: w.full_pages) / jobs:,.0f} B"
-            f" | {_median(runs, lambda w: w.total) / jobs:,.0f} B |"
+            f" | {statistics.median(run.wal.total for run in runs) / jobs:,.0f} B |"
         )
     return [*lines, "", *wal_detail(rows, jobs)]
 
@@ -160,7 +168,9 @@ def _ratio(rates: list[float], peer_runs: list[Run]) -> str:
 
 
 def _median(runs: list[Run], part: Callable[[WalUse], int]) -> float:
-    return statistics.median(part(run.wal) for run in runs)
+    """The median over the runs whose WAL records were read (NaN if none were)."""
+    known = [part(run.wal) for run in runs if run.wal.complete]
+    return statistics.median(known) if known else float("nan")
 
 
 def wal_detail(rows: Rows, jobs: int) -> list[str]:
@@ -170,13 +180,42 @@ def wal_detail(rows: Rows, jobs: int) -> list[str]:
     for label, runs in rows.runs.items():
         if not label.endswith(", 1 process"):
             continue
-        wal = runs[-1].wal
+        complete = [run.wal for run in runs if run.wal.complete]
+        if not complete:
+            continue
+        wal = complete[-1]
         lines += [f"WAL per job, {label}:", "", "| relation/record | bytes | records |"]
         lines.append("| --- | ---: | ---: |")
         for kind, size in Counter(wal.by_kind).most_common():
             lines.append(f"| {kind} | {size / jobs:,.1f} | {wal.count_by_kind[kind] / jobs:.2f} |")
         lines.append("")
     return lines
+
+
+async def pickups(server: Server, rounds: int, samples: int) -> dict[str, list[float]]:
+    """Pickup latencies (ms) of an idle backroom worker and of the raw asyncpg floor
+    (INSERT + NOTIFY to a SKIP LOCKED claim), `samples` of each a round, alternating."""
+    latencies: dict[str, list[float]] = {PICKUP: [], FLOOR: []}
+    async with server.scratch("proc_pickup") as url:
+        async with App(url):
+            pass  # create the schema
+        for _ in range(rounds):
+            latencies[PICKUP] += await backroom_pickup(url, samples)
+            latencies[FLOOR] += await raw_pickup(url, samples)
+    return latencies
+
+
+PICKUP = "backroom: `App.submit` to handler start, idle worker (LISTEN/NOTIFY)"
+FLOOR = "raw asyncpg floor: INSERT + NOTIFY to a SKIP LOCKED claim, one process"
+
+
+def pickup_report(latencies: dict[str, list[float]]) -> list[str]:
+    """Markdown: p50, p99 and max of each pickup row."""
+    lines = [
+        "| pickup latency | p50 | p99 | max | samples |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    return lines + [latency_row(name, values) for name, values in latencies.items()]
 
 
 def main() -> None:
@@ -187,11 +226,16 @@ def main() -> None:
     parser.add_argument("--processes", default="1,2,4")
     parser.add_argument("--server", default="postgresql://postgres@127.0.0.1:5432")
     parser.add_argument("--admin-db", default="test")
+    parser.add_argument("--samples", type=int, default=100, help="pickups a round (0: none)")
     args = parser.parse_args()
     counts = [int(part) for part in args.processes.split(",")]
     started = time.perf_counter()
-    rows = asyncio.run(measure(Server(args.server, args.admin_db), args.jobs, args.rounds, counts))
+    server = Server(args.server, args.admin_db)
+    rows = asyncio.run(measure(server, args.jobs, args.rounds, counts))
     print("\n".join(report(rows, args.jobs)))
+    if args.samples:
+        latencies = asyncio.run(pickups(server, args.rounds, args.samples))
+        print("\n".join(pickup_report(latencies)), f"\nload average {os.getloadavg()[0]:.1f}")
     print(f"\n({time.perf_counter() - started:.0f} s)")
 
 

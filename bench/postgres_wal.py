@@ -33,6 +33,8 @@ class WalUse:
     full_pages: int = 0
     by_kind: Counter[str] = field(default_factory=Counter)
     count_by_kind: Counter[str] = field(default_factory=Counter)
+    complete: bool = True
+    """False when the records were gone before they were read: only `total` is known."""
 
 
 async def wal_position(connection: asyncpg.Connection) -> str:
@@ -61,9 +63,14 @@ async def wal_use(connection: asyncpg.Connection, start: str, end: str) -> WalUs
         "SELECT pg_wal_lsn_diff($2::text::pg_lsn, $1::text::pg_lsn)", start, end
     )
     use = WalUse(total=int(total))
+    try:
+        records = await connection.fetch(_RECORDS, start, end)
+    except asyncpg.UndefinedFileError:  # a checkpoint recycled the run's WAL meanwhile
+        use.complete = False
+        return use
     ours: set[int] = set()
     commits: list[asyncpg.Record] = []
-    for record in await connection.fetch(_RECORDS, start, end):
+    for record in records:
         if record["manager"] == "Transaction":
             commits.append(record)
             continue

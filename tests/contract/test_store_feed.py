@@ -211,3 +211,24 @@ async def test_an_event_says_whether_its_job_has_a_webhook_url(store: Store) -> 
         hooked.id: True,
         plain.id: False,
     }
+
+
+async def test_a_deliverable_read_keeps_what_a_webhook_may_be_sent_for(store: Store) -> None:
+    subscribed = await running(store, T0, tenant="acme")
+    await store.finish([(subscribed.lease, Succeeded(None))], T0 + 1)
+    hooked = await running(store, T0, tenant="beta", webhook_url="https://x.test/hook")
+    await store.finish([(hooked.lease, Succeeded(None))], T0 + 1)
+    plain = await running(store, T0, tenant="beta")
+    await store.finish([(plain.lease, Succeeded(None))], T0 + 1)
+    await settled(store)
+    everything = await store.read_feed(START, FeedFilter(), 100)
+
+    page = await store.read_feed(START, FeedFilter(deliverable=("acme",)), 100)
+
+    assert [(event.job_id, event.type) for event in page.events] == [
+        (subscribed.id, "job.submitted"),
+        (subscribed.id, "job.started"),
+        (subscribed.id, "job.succeeded"),
+        (hooked.id, "job.succeeded"),
+    ]
+    assert page.position == everything.position  # past the events left out too

@@ -117,6 +117,9 @@ class FeedFilter:
     tasks: tuple[str, ...] = ()
     queues: tuple[str, ...] = ()
     types: tuple[str, ...] = ()
+    deliverable: tuple[str, ...] | None = None
+    """When set, only events a webhook may be sent for: every event of these tenants
+    (they have subscriptions), and a terminal event of a job with its own URL."""
 
     def matches(self, event: FeedEvent) -> bool:
         """Whether `event` passes every condition of this filter."""
@@ -126,7 +129,12 @@ class FeedFilter:
             and (not self.tasks or event.task in self.tasks)
             and (not self.queues or event.queue in self.queues)
             and (not self.types or event.type in self.types)
+            and (self.deliverable is None or _deliverable(event, self.deliverable))
         )
+
+
+def _deliverable(event: FeedEvent, tenants: tuple[str, ...]) -> bool:
+    return event.tenant in tenants or (event.webhook and event.type in TERMINAL_TYPES)
 
 
 @dataclass(frozen=True, slots=True)

@@ -236,8 +236,7 @@ class Worker:
             self._executing -= 1
             if self.config.drain:
                 self._wake.set()
-        if outcome is None:
-            # The lease was lost: another worker may hold the job now; write nothing.
+        if outcome is None:  # the lease was lost: another worker may hold it; write nothing
             log_lease_lost(held.job, "while it ran")
             self._forget(held.job.id)
             return

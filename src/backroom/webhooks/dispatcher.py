@@ -99,8 +99,8 @@ class WebhookDispatcher:
         while not stopping.is_set():
             self._woken.clear()
             try:
-                if await self.dispatch_once() == self._batch:
-                    continue
+                if await self.dispatch_once():
+                    continue  # there may be more
             except StoreError as error:
                 # The store comes back by itself (a restart, a terminated session): wait.
                 log.warning("webhook dispatch failed, will retry: %s", error)
@@ -111,14 +111,20 @@ class WebhookDispatcher:
             await sleep_unless(self._clock, poll_ms, self._woken, stopping)
 
     async def dispatch_once(self) -> int:
-        """Dispatch one batch; how many feed events it covered (0: nothing new)."""
+        """Dispatch one batch; 0 when there was nothing new (or another dispatcher took
+        it), else how many of its events a webhook may be sent for (at least 1)."""
         now = self._clock.now()
         remembered = self._position
         position = remembered or await self._store.feed_consumer(CONSUMER, now)
-        page = await self._store.read_feed(position, FeedFilter(), self._batch)
+        by_tenant: dict[str, list[WebhookSubscription]] = defaultdict(list)
+        for subscription in await self._store.list_subscriptions(None, enabled_only=True):
+            by_tenant[subscription.tenant].append(subscription)
+        # Only the events a webhook may be sent for are read in full.
+        wanted = FeedFilter(deliverable=tuple(by_tenant))
+        page = await self._store.read_feed(position, wanted, self._batch)
         if page.position == position:
             return 0
-        deliveries = await self._deliveries(page.events)
+        deliveries = await self._deliveries(page.events, by_tenant)
         moved = await self._store.dispatch_deliveries(
             CONSUMER,
             position,
@@ -129,7 +135,7 @@ class WebhookDispatcher:
         )
         if moved:
             self._position = page.position
-            return len(page.events)
+            return max(1, len(page.events))
         # Another dispatcher moved the position: nothing was stored.
         self._position = None
         if remembered:  # the remembered position was behind: start from the stored one
@@ -137,10 +143,9 @@ class WebhookDispatcher:
         self._lost = True
         return 0
 
-    async def _deliveries(self, events: list[FeedEvent]) -> list[NewDelivery]:
-        by_tenant: dict[str, list[WebhookSubscription]] = defaultdict(list)
-        for subscription in await self._store.list_subscriptions(None, enabled_only=True):
-            by_tenant[subscription.tenant].append(subscription)
+    async def _deliveries(
+        self, events: list[FeedEvent], by_tenant: dict[str, list[WebhookSubscription]]
+    ) -> list[NewDelivery]:
         jobs: dict[int, Job | None] = {}
         found: list[NewDelivery] = []
         for event in events:

@@ -33,6 +33,26 @@ ORDER BY e.xid, e.id
 LIMIT $6
 """
 
+# The webhook dispatcher's read: the next `limit` events, of which only those it may
+# send (`FeedFilter.deliverable`) come back, with the position of the last one read.
+_READ_DELIVERABLE = f"""
+WITH scanned AS (
+    SELECT e.* FROM job_events AS e
+    WHERE (e.xid, e.id) > ($1::text::xid8, $2) AND {_VISIBLE}
+    ORDER BY e.xid, e.id
+    LIMIT $4
+)
+SELECT {_COLUMNS}, true AS wanted
+FROM scanned AS e JOIN jobs AS j ON j.id = e.job_id
+WHERE j.tenant = ANY ($3::text[])
+   OR (j.webhook_url IS NOT NULL AND e.to_state IN ('succeeded', 'failed', 'cancelled'))
+UNION ALL
+(SELECT e.xid::text::bigint, e.id, e.job_id, e.at, e.from_state, e.to_state, e.reason,
+        '', '', '', false, false
+ FROM scanned AS e ORDER BY e.xid DESC, e.id DESC LIMIT 1)
+ORDER BY commit_id, id
+"""
+
 # One job's events are written by one transaction after another (each holds the job's
 # row lock), so within a job the id order is the commit order: a job's reader needs no
 # visibility horizon, and no long transaction elsewhere can hold it back.
@@ -68,6 +88,8 @@ async def read_feed(
     """Up to `limit` events after `after` that `where` lets through, and where to go on."""
     if where.job_id is not None:
         rows = await connection.fetch(_READ_JOB, where.job_id, after.event_id, where.tenant, limit)
+    elif where.deliverable is not None:
+        return await _read_deliverable(connection, after, where, limit)
     else:
         rows = await connection.fetch(
             _READ,
@@ -80,6 +102,21 @@ async def read_feed(
         )
     events = [_event(row) for row in rows]
     position = events[-1].position if events else after
+    return FeedPage([event for event in events if where.matches(event)], position)
+
+
+async def _read_deliverable(
+    connection: Connection, after: FeedPosition, where: FeedFilter, limit: int
+) -> FeedPage:
+    """`read_feed` for `where.deliverable`: the others are skipped in the database."""
+    rows = await connection.fetch(
+        _READ_DELIVERABLE, str(after.commit), after.event_id, list(where.deliverable or ()), limit
+    )
+    if not rows:
+        return FeedPage([], after)
+    events = [_event(row) for row in rows if row["wanted"]]
+    last = rows[-1]
+    position = FeedPosition(last["commit_id"], last["id"])
     return FeedPage([event for event in events if where.matches(event)], position)
 
 

@@ -24,7 +24,7 @@ from backroom.store.postgres.database import PooledConnection
 from backroom.store.postgres.history import RECORD_TRANSITIONS
 from backroom.store.rows import dump_json, job_from_row
 
-SUBMIT = f"""
+_SUBMIT = f"""
 WITH inserted AS (
     INSERT INTO jobs (tenant, task, queue, priority, state, input, max_attempts, timeout_ms,
                       run_at, created_at, updated_at, idempotency_key, fingerprint, metadata,
@@ -40,7 +40,7 @@ WITH inserted AS (
                                  webhook_url, traceparent, position)
     -- Ids are drawn in this order, so sorting the returned rows by id restores it.
     ORDER BY position
-    ON CONFLICT (tenant, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING
+    {{on_conflict}}
     RETURNING id, tenant, idempotency_key, run_at
 ), moves AS (
     SELECT id AS job_id, $1::bigint AS at, NULL::text AS from_state, 'queued' AS to_state,
@@ -54,6 +54,15 @@ FROM inserted ORDER BY id
 """
 """$1 now, $2 channel, $3 reason, $4.. one array per column of the new jobs: the ids
 and keys of those inserted."""
+
+SUBMIT = _SUBMIT.format(
+    on_conflict="ON CONFLICT (tenant, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING"
+)
+"""`_SUBMIT` skipping every job whose key is taken."""
+
+SUBMIT_KEYLESS = _SUBMIT.format(on_conflict="")
+"""`_SUBMIT` for jobs without keys, which nothing can conflict with: without ON CONFLICT
+each row is inserted once, not speculatively and then confirmed (a WAL record less)."""
 
 LOCK_TENANTS = """
 SELECT pg_advisory_xact_lock(hashtextextended('backroom.tenant:' || tenant, 0))
@@ -118,8 +127,13 @@ async def submit_each(
     without a cap (`NewJob.max_active`), each submitted on its own behalf.
     """
     transition = transitions.submitted(now)
+    keyless = all(new.idempotency_key is None for new in jobs)
     rows = await connection.fetch(
-        SUBMIT, transition.at, channel, transition.reason, *_submit_columns(jobs)
+        SUBMIT_KEYLESS if keyless else SUBMIT,
+        transition.at,
+        channel,
+        transition.reason,
+        *_submit_columns(jobs),
     )
     picks = _match_inserted(jobs, rows, now)
     wanted = sorted({pick for pick in picks if isinstance(pick, tuple)})
