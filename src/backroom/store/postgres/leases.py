@@ -2,12 +2,12 @@
 
 A claim is one statement that also opens the attempts and logs the transitions. It
 reads its candidates without locks, then locks them in claim order with SKIP LOCKED,
-passing over those another claim holds (so of two claims in flight at once, the later
-may come back short, and its worker claims again). Claim order: queue by queue; within
-a queue, priority (highest first), then round robin among tenants, then due time, then
-id. A paused queue is not claimed from; a job of a lane that is paused or full is passed
-over, and no more of a lane's jobs are taken than it has room for: the worker would
-only give them back unstarted.
+passing over those another claim holds (it reads four times as many candidates as it
+takes, so that two claims in flight at once each come back full). Claim order: queue
+by queue; within a queue, priority (highest first), then round robin among tenants,
+then due time, then id. A paused queue is not claimed from; a job of a lane that is
+paused or full is passed over, and no more of a lane's jobs are taken than it has room
+for: the worker would only give them back unstarted.
 
 A heartbeat walks its batch in job id order, locking each job by its primary key, so
 two batches that share jobs queue behind each other instead of deadlocking. Lease
@@ -64,7 +64,7 @@ candidates AS (
           AND (lane IS NULL OR lane <> ALL (ARRAY(SELECT name FROM lane_room WHERE room = 0)))
           AND (lane IS NULL OR lane <> ALL (ARRAY({PAUSED_LANES})))
         ORDER BY priority DESC, run_at, id
-        LIMIT $2
+        LIMIT $2 * 4
     ) AS job
 ),
 admitted AS (
@@ -116,8 +116,11 @@ A job of a task the worker lacks stays queued for a worker that has it; each ten
 candidates are read past such jobs, so a backlog of them slows the claim a little.
 
 Claim order: queue by queue; within a queue, priority (highest first), then round
-robin among tenants, then due time, then id. Each tenant offers at most `limit`
-candidates, so a tenant's backlog of 10,000 jobs costs a claim no more than `limit`.
+robin among tenants, then due time, then id. Each tenant offers at most 4 x `limit`
+candidates, so a tenant's backlog of 10,000 jobs costs a claim no more than that: a
+claim in flight in another process holds the first `limit` of them until it commits,
+and a claim that read only as many would pass over all of them and come back empty
+(two processes claimed in turn, slower than one).
 A job of a lane that is paused or full is passed over, and no more of a lane's jobs
 are taken than it has room for: the worker would only give them back unstarted.
 """
