@@ -43,3 +43,20 @@ async def test_the_overview_shows_idle_busy_and_lost_workers_but_not_stopped_one
     assert f"#{job} echo" in _row(page, "busy") and "1 / 4" in _row(page, "busy")
     assert "lost" in _row(page, "lost")
     assert 'data-worker="gone"' not in page
+
+
+async def test_a_tenant_sees_only_the_workers_running_its_jobs(
+    app: App, http: httpx.AsyncClient, keys: Keys
+) -> None:
+    await submit(http, keys.acme, payload=1)
+    now = app.clock.now()
+    for worker_id in ("idle", "busy"):
+        info = WorkerInfo(worker_id, "host", 1, (), 4, 10_000, now)
+        await app.store.worker_beat(info, now)
+    await app.store.claim([], 1, "busy", 30_000, now)
+    await _log_in(http, keys.acme)
+
+    page = (await http.get("/dashboard/overview")).text
+
+    assert 'data-worker="busy"' in page
+    assert 'data-worker="idle"' not in page

@@ -29,7 +29,7 @@ def overview_router(dashboard: Dashboard) -> APIRouter:
         if not isinstance(viewer, Viewer):
             return viewer
         tenant = dashboard.tenant_choice(request, viewer)
-        summary = await overview(dashboard.app, tenant, with_lanes=viewer.caller.admin)
+        summary = await overview(dashboard.app, tenant, admin=viewer.caller.admin)
         return dashboard.page(request, viewer, "overview.html", summary=summary)
 
     @router.get(f"{PREFIX}/events")

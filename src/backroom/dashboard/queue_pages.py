@@ -40,7 +40,7 @@ class QueuePages:
         if not isinstance(viewer, Viewer):
             return viewer
         tenant = self.dashboard.tenant_choice(request, viewer)
-        summary = await overview(self.app, tenant, with_lanes=False)
+        summary = await overview(self.app, tenant, admin=False)
         lanes = await queues.lane_documents(self.app) if viewer.caller.admin else None
         return self.dashboard.page(request, viewer, "queues.html", summary=summary, lanes=lanes)
 

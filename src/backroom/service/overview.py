@@ -70,7 +70,8 @@ class QueueSummary:
 class Overview:
     """The overview as of `now`, for one tenant or every tenant (`tenant=None`).
 
-    `lanes` is None for a caller who may not see lanes (they span tenants).
+    `lanes` is None for a caller who is not an admin (lanes span tenants), and such a
+    caller sees only the workers running its jobs (an idle worker serves every tenant).
     """
 
     now: int
@@ -97,8 +98,8 @@ def series(counts: list[FinishedCount], queue: str, since: int, slot_ms: int, sl
     )
 
 
-async def overview(app: AppParts, tenant: str | None, with_lanes: bool) -> Overview:
-    """The overview of `tenant`'s queues (None: every tenant's); lanes if `with_lanes`."""
+async def overview(app: AppParts, tenant: str | None, admin: bool) -> Overview:
+    """The overview of `tenant`'s queues (None: every tenant's), as `admin` may see it."""
     now = app.clock.now()
     depths = {depth.queue: depth for depth in await app.store.queue_depths(now, tenant)}
     hour_since, day_since = now - HOUR_MS, now - DAY_MS
@@ -123,5 +124,7 @@ async def overview(app: AppParts, tenant: str | None, with_lanes: bool) -> Overv
         for name in names
     )
     alive = await workers(app, tenant, stopped=False)
-    lanes = tuple(await app.store.lanes(now)) if with_lanes else None
+    if not admin:
+        alive = tuple(view for view in alive if view.jobs)
+    lanes = tuple(await app.store.lanes(now)) if admin else None
     return Overview(now, tenant, queues, alive, lanes, paused)
