@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -80,6 +80,8 @@ class TaskRegistry:
     def __init__(self) -> None:
         self._tasks: dict[str, Task] = {}
         self._registered: tuple[str, ...] = ()
+        self.services: list[Callable[[], Coroutine[Any, Any, None]]] = []
+        """Loops every worker runs beside its tasks until it stops (a batch poller)."""
 
     def add(self, task: Task) -> Task:
         """Register `task`; a second task under the same name is a mistake."""

@@ -22,6 +22,7 @@ PARENTS = [
     (errors.QueueFull, errors.BackroomError),
     (errors.JobNotFound, errors.BackroomError),
     (errors.LeaseLost, errors.BackroomError),
+    (errors.Offloaded, errors.BackroomError),
     (errors.ConfigError, errors.BackroomError),
     (errors.InvalidJson, errors.BackroomError),
     (errors.InputRefused, errors.BackroomError),

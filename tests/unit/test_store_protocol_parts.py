@@ -21,6 +21,7 @@ PARTS = [
     protocol.QueueStore,
     protocol.InsightStore,
     protocol.WorkerRegistry,
+    protocol.BatchStore,
 ]
 
 

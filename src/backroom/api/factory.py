@@ -27,6 +27,7 @@ from backroom.api.routes.events import events_router
 from backroom.api.routes.jobs import jobs_router
 from backroom.api.routes.llm import llm_router
 from backroom.api.routes.operations import operations_router
+from backroom.api.routes.provider_batches import provider_batches_router
 from backroom.api.routes.queues import queues_router
 from backroom.api.routes.webhooks import webhooks_router
 from backroom.api.settings import ApiSettings
@@ -84,6 +85,7 @@ def create_api(app: App, settings: ApiSettings | None = None) -> FastAPI:
         events_router(app, authenticate, hub),
         webhooks_router(app, authenticate, chosen.webhook_policy),
         llm_router(app, authenticate),
+        provider_batches_router(app, authenticate),
         queues_router(app, authenticate),
         admin_router(app, authenticate),
         operations_router(app, chosen.metrics_token),

@@ -30,7 +30,7 @@ def mock_llm(
         ),
     ] = ChargeAt.USAGE,
     batch_delay_ms: Annotated[
-        int, typer.Option(min=0, help="How long an Anthropic message batch takes.")
+        int, typer.Option(min=0, help="How long a message batch or Batch API batch takes.")
     ] = 0,
     batch_expiry_ms: Annotated[
         int | None, typer.Option(min=1, help="When a message batch expires (never unset).")
@@ -44,7 +44,7 @@ def mock_llm(
     fault:500, fault:timeout, fault:400, fault:insufficient_quota, or fault:503:first=2
     (the first two calls fail); a stream breaks with fault:stream_error,
     fault:malformed_chunk, fault:cut_off or fault:no_terminal; fault:404:body=text sends
-    an error body not in the API's shape (also body=detail, body=empty).
+    an error body not in the API's shape (also body=detail, body=empty); OpenAI's batches too.
     """
     # Imported here: the SDK and the web stack cost every other command ~0.5 s to load.
     from backroom.llm.mock.server import MockConfig, serve_mock  # noqa: PLC0415

@@ -6,6 +6,7 @@ BackroomError
 ├── QueueFull              the tenant has as many active jobs as its cap allows
 ├── JobNotFound            no such job (or not the caller's)
 ├── LeaseLost              the worker no longer holds the job's lease
+├── Offloaded              the handler handed its job to a provider batch
 ├── ConfigError            bad settings, URL or task reference
 │   └── WebhookTargetRefused  a webhook URL that may not be called (scheme, address)
 ├── InvalidJson            a submission's input or metadata is not plain JSON
@@ -65,6 +66,14 @@ class JobNotFound(BackroomError):
 
 class LeaseLost(BackroomError):
     """The job's lease expired or was taken over; this worker may not write to it."""
+
+
+class Offloaded(BackroomError):
+    """Raised by a handler that handed its job to a provider batch (stored as such).
+
+    The worker lets go of the job and stores nothing: the job stays running, holding
+    no worker and no lease that can expire, until the batch's poller finishes it.
+    """
 
 
 class ConfigError(BackroomError):

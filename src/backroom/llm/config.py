@@ -4,6 +4,9 @@
     fallback_after_pause_s = 30          # a job with fallbacks leaves a lane paused longer
     fallback_after_attempts = 2          # ... or after this many failed attempts in it
 
+    [batch]                              # batch offload: see backroom.llm.batch.config
+    default = "batch-queue"              # never | always | batch-queue
+
     [providers.openai]
     base_url = "https://api.openai.com/v1"   # default: $OPENAI_BASE_URL, else OpenAI's URL
     api_key_env = "OPENAI_API_KEY"           # the variable must then be set (see below)
@@ -154,6 +157,7 @@ class _ConfigFile(BaseModel):
     fallback_after_pause_s: Decimal = Field(default=Decimal(30), ge=0)
     fallback_after_attempts: int = Field(default=2, gt=0)
     providers: dict[str, _ProviderTable] = {}
+    batch: dict[str, Any] = {}
 
 
 def _api_key(name: str, table: _ProviderTable, env: Mapping[str, str]) -> str | None:
@@ -246,6 +250,7 @@ def load_llm_config(path: Path | None, env: Mapping[str, str]) -> LLMConfig:
         parsed.default_provider,
         fallback_after_pause_ms=int(parsed.fallback_after_pause_s * 1000),
         fallback_after_attempts=parsed.fallback_after_attempts,
+        batch=parsed.batch,
     )
     if parsed.default_provider is not None:
         try:

@@ -6,8 +6,9 @@ plain values it builds, which tests and embedding programs may also build by han
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from backroom.core.errors import ConfigError
 from backroom.llm.model_limits import ModelLimits
@@ -91,6 +92,8 @@ class LLMConfig:
     """A job with fallbacks moves on when its lane will have no room for longer."""
     fallback_after_attempts: int = 2
     """... or when this many of its attempts in the lane failed (a job may say otherwise)."""
+    batch: Mapping[str, Any] = field(default_factory=dict)
+    """The file's `[batch]` table: which jobs go through batch APIs (see `llm.batch.config`)."""
 
     def provider(self, name: str | None = None) -> ProviderConfig:
         """The provider called `name`, or the default one; ConfigError if there is none."""

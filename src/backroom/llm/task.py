@@ -24,14 +24,15 @@ through which lanes learn from responses.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Protocol
 
 from backroom.app import App
+from backroom.clock import Clock, SystemClock
 from backroom.context import JobContext
-from backroom.core.errors import JobError, Permanent
+from backroom.core.errors import JobError, Offloaded, Permanent
 from backroom.core.job import JSON, Job
 from backroom.core.lane_health import CallOutcome
 from backroom.core.lane_routes import LaneRoute
@@ -39,6 +40,8 @@ from backroom.core.lanes import LaneRequest
 from backroom.core.retry import Jitter, RetryPolicy
 from backroom.core.usage import AttemptUsage
 from backroom.llm.admission import check_respond_input
+from backroom.llm.batch.config import batch_settings
+from backroom.llm.batch.offload import BatchOffload
 from backroom.llm.config import LLMConfig
 from backroom.llm.lanes import charged_output, lane_request_for_payload, lane_tokens
 from backroom.llm.progress import DeltaCallback, partial_output
@@ -46,10 +49,11 @@ from backroom.llm.provider import RateLimited, Resume
 from backroom.llm.providers.registry import HttpClientFactory, Providers
 from backroom.llm.ratelimit_headers import RateLimitSnapshot
 from backroom.llm.result import check_truncation, result_json
-from backroom.llm.routes import lane_route_for_payload, route_for_lane
+from backroom.llm.routes import Route, lane_route_for_payload, route_for_lane
 from backroom.llm.spend import SpendLedger
 from backroom.llm.task_input import RespondInput
 from backroom.llm.usage_sink import StoreCallSink
+from backroom.store.protocol import Store
 from backroom.tasks import Submitter, Task
 
 RESPOND_TASK = "llm.respond"
@@ -127,12 +131,19 @@ class RespondTask:
         call_timeout_s: float = DEFAULT_CALL_TIMEOUT_S,
         http_clients: Mapping[str, HttpClientFactory] | None = None,
         retry: RetryPolicy = RESPOND_RETRY,
+        clock: Clock | None = None,
+        batch_store: Callable[[], Store] | None = None,
     ) -> None:
+        clock = clock or SystemClock()
         self._config = config
         self._sink = sink
         self._retry = retry
         self._ledger = ledger
         self._providers = Providers(call_timeout_s, http_clients)
+        self.offload = None if batch_store is None else BatchOffload(
+            config, batch_settings(config.batch), batch_store, self._providers, clock, retry
+        )  # fmt: skip
+        """Batch offload, with a store: its loop runs in every worker (`register_llm_tasks`)."""
 
     def task(self) -> Task:
         """The task to register on an app, its jobs in the lanes of their models.
@@ -176,6 +187,8 @@ class RespondTask:
         if job_input.stream:  # a retry streams anew: drop an earlier attempt's text
             await ctx.progress(0.0, partial=partial_output(ctx.attempt, ""))
         asked = replace(job_input.request(), model=model.name)
+        if self.offload is not None and self.offload.offloads(ctx.job, job_input, provider, lane):
+            await self._hand_off(self.offload, ctx, job_input, route)
         call = await self._ledger.open(ctx.job, job_input, provider, model, asked, clock.now())
         request = call.request
         sent_at = clock.now()
@@ -204,6 +217,16 @@ class RespondTask:
         check_truncation(result, fail_on_truncation=job_input.fail_on_truncation)
         return result_json(result, usage, request)
 
+    async def _hand_off(
+        self, offload: BatchOffload, ctx: JobContext, job_input: RespondInput, route: Route
+    ) -> None:
+        """Reserve the call's budget and hand the job to its lane's next provider batch."""
+        asked = replace(job_input.request(), model=route.model.name, stream=False)
+        job, provider, now = ctx.job, route.provider, ctx.clock.now()
+        call = await self._ledger.open(job, job_input, provider, route.model, asked, now)
+        await offload.hand_off(job, route.lane, provider.name, call.request)
+        raise Offloaded(f"job {job.id} waits in a provider batch of lane {route.lane}")
+
 
 def register_llm_tasks(
     app: App,
@@ -230,7 +253,11 @@ def register_llm_tasks(
         call_timeout_s=call_timeout_s,
         http_clients=http_clients,
         retry=retry,
+        clock=app.clock,
+        batch_store=lambda: app.store,
     )
     app.tasks.add(respond_task.task())
+    if respond_task.offload is not None:
+        app.tasks.services.append(respond_task.offload.run)
     app.close_with(respond_task.aclose)
     return respond_task

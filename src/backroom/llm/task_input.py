@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Annotated
+from typing import Annotated, Literal
 
 import pydantic
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -99,7 +99,8 @@ class RespondInput(BaseModel):
     `attempts_per_lane` how many failed attempts on one lane move the job to the next
     (default: the config's `fallback_after_attempts`).
     `max_cost_usd` caps what all the job's attempts may cost together (see
-    `backroom.llm.spend`).
+    `backroom.llm.spend`). `offload: "batch"` sends the job through the provider's
+    batch API at its batch price (see `backroom.llm.batch.config`).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -123,6 +124,7 @@ class RespondInput(BaseModel):
     fail_on_truncation: bool = False
     fallbacks: list[FallbackInput] = Field(default_factory=list, max_length=8)
     attempts_per_lane: int | None = Field(default=None, gt=0)
+    offload: Literal["batch"] | None = None
 
     @model_validator(mode="after")
     def _tools_fit(self) -> RespondInput:

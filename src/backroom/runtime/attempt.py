@@ -9,7 +9,14 @@ from collections.abc import Callable
 
 from backroom.clock import Clock
 from backroom.context import JobContext
-from backroom.core.errors import BudgetRefused, InvalidJson, LaneLimited, LeaseLost, Retryable
+from backroom.core.errors import (
+    BudgetRefused,
+    InvalidJson,
+    LaneLimited,
+    LeaseLost,
+    Offloaded,
+    Retryable,
+)
 from backroom.core.job import ErrorInfo, Job
 from backroom.core.outcome import Cancelled, Failed, Outcome, Released, Succeeded
 from backroom.core.plain_json import check_plain_json
@@ -61,7 +68,10 @@ class AttemptRunner:
         self._fallbacks = LaneFallbacks(store, clock)
 
     async def run(self, job: Job, stop_reason: Callable[[], StopReason | None]) -> Outcome | None:
-        """Run one attempt of `job`; None when its lease was lost (store nothing)."""
+        """Run one attempt of `job`; None when its lease was lost (store nothing).
+
+        Raises `Offloaded` when its handler handed the job to a provider batch.
+        """
         with self.telemetry.attempt(job, self._clock) as span:
             outcome = await self._run(job, stop_reason)
             span.ended(outcome)
@@ -101,6 +111,8 @@ class AttemptRunner:
         try:
             async with asyncio.timeout(_timeout_s(job, task)):
                 result = await self._call(task, job)
+        except Offloaded:
+            raise  # the job waits in a provider batch: no outcome to store
         except Exception as error:  # a handler may raise anything: classify it
             if task.lane_request is not None and isinstance(error, LaneLimited):
                 waiting = await self._gate.refused(job, error)

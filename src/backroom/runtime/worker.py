@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 
 from backroom.clock import Clock, in_virtual_time
-from backroom.core.errors import StoreError
+from backroom.core.errors import Offloaded, StoreError
 from backroom.core.job import Job
 from backroom.core.retry import ErrorClassifier, RetryPolicy
 from backroom.runtime.attempt import AttemptRunner, StopReason
@@ -122,6 +122,8 @@ class Worker:
         if changed is not None and self.config.watch_ms > 0:
             watch = self._wake.watch(changed, self.config.watch_ms)
             background.append(asyncio.create_task(watch, name="backroom-commit-watch"))
+        for service in self._registry.services:
+            background.append(asyncio.create_task(service(), name="backroom-task-service"))
         if self.config.retention is not None:
             sweep = RetentionSweep(self.store, self.clock, self.config.retention)
             background.append(asyncio.create_task(sweep.run(), name="backroom-retention"))
@@ -162,12 +164,7 @@ class Worker:
         config = self.config
         jobs = await self._guarded(
             self.store.claim(
-                config.queues,
-                free,
-                config.worker_id,
-                config.lease_ms,
-                now,
-                self._claimable,
+                config.queues, free, config.worker_id, config.lease_ms, now, self._claimable
             )
         )
         for job in jobs or ():
@@ -230,14 +227,18 @@ class Worker:
     # -- attempts ---------------------------------------------------------------------
 
     async def _attempt(self, held: _Held) -> None:
+        offloaded = False
         try:
             outcome = await self._runner.run(held.job, lambda: held.stop_reason)
+        except Offloaded:  # a provider batch holds the job now
+            outcome, offloaded = None, True
         finally:
             self._executing -= 1
             if self.config.drain:
                 self._wake.set()
-        if outcome is None:  # the lease was lost: another worker may hold it; write nothing
-            log_lease_lost(held.job, "while it ran")
+        if outcome is None:  # the lease was lost, or a provider batch holds the job
+            if not offloaded:
+                log_lease_lost(held.job, "while it ran")
             self._forget(held.job.id)
             return
         self._outcomes.add(held.job, outcome)

@@ -10,6 +10,7 @@ from backroom.core.job import Job, JobState
 from backroom.service.callers import Caller
 from backroom.service.context import AppParts
 from backroom.service.documents import job_document
+from backroom.service.provider_batches import provider_batch_of
 from backroom.service.replies import Reply, job_not_found
 from backroom.store import JobFilter
 
@@ -34,14 +35,19 @@ async def find_job(app: AppParts, job_id: int, tenant: str | None = None) -> Job
 
 
 async def get_job(app: AppParts, caller: Caller, job_id: int) -> Reply:
-    """The job with its attempt history (and LLM usage, for a job in a lane), or 404."""
+    """The job with its attempt history (and LLM usage, for a job in a lane; the
+    provider batch holding it, for a job offloaded to one), or 404."""
     try:
         job = await find_job(app, job_id, caller.scope)
     except JobNotFound:
         return job_not_found(job_id)
     attempts = await app.store.attempts(job.id)
     usage = None if job.lane is None else await app.store.usage_totals(job.id)
-    return Reply(200, job_document(job, attempts, usage))
+    document = job_document(job, attempts, usage)
+    provider_batch = await provider_batch_of(app, job)
+    if provider_batch is not None:
+        document["provider_batch"] = provider_batch
+    return Reply(200, document)
 
 
 async def list_jobs(app: AppParts, caller: Caller, query: JobQuery) -> Reply:

@@ -19,6 +19,7 @@ from backroom.core.job import JSON, Attempt, Job, JobEvent, JobState, Lease, New
 from backroom.core.lane_settlement import LaneSettlement
 from backroom.core.lanes import Denied, Grant, LaneRequest
 from backroom.core.outcome import Outcome
+from backroom.store.batch_protocol import BatchStore
 from backroom.store.call_protocol import CallStore
 from backroom.store.feed_protocol import EventFeed, FeedStore, WebhookStore
 from backroom.store.insight_protocol import InsightStore
@@ -43,7 +44,7 @@ __all__ = ["HeartbeatResult", "JobFilter", "KeyInfo", "OnceRecord", "QueueStats"
 __all__ += ["AdminStore", "AttemptStore", "EventStore", "HandlerWriteStore", "JobStore"]
 __all__ += ["LaneStore", "LeaseStore", "ServiceStore", "Store", "TenantStore", "UsageStore"]
 __all__ += ["EventFeed", "InsightStore", "QueueStore", "WebhookStore", "WorkerStore"]
-__all__ += ["CallStore", "Tenant", "WorkerRegistry", "WriteCheck"]
+__all__ += ["BatchStore", "CallStore", "Tenant", "WorkerRegistry", "WriteCheck"]
 
 
 class JobStore(Protocol):
@@ -102,7 +103,9 @@ class LeaseStore(Protocol):
         """
 
     async def heartbeat(self, leases: Sequence[Lease], lease_ms: int, now: int) -> HeartbeatResult:
-        """Extend the leases still held; report the lost ones and pending cancellations."""
+        """Extend the leases still held; report the lost ones and pending cancellations.
+
+        A job offloaded to a provider batch (no worker) is held, but keeps no expiry."""
 
     async def finish(self, results: Sequence[tuple[Lease, Outcome]], now: int) -> list[bool]:
         """Apply each attempt's outcome if its lease is still held; True where applied."""
@@ -255,6 +258,7 @@ class ServiceStore(
     QueueStore,
     InsightStore,
     WorkerRegistry,
+    BatchStore,
     Protocol,
 ):
     """What the operations layer (`backroom.service`) reads and changes."""
@@ -274,6 +278,7 @@ class Store(
     QueueStore,
     InsightStore,
     WorkerRegistry,
+    BatchStore,
     Protocol,
 ):
     """Every part of the storage of jobs and what hangs off them: each backend has it all."""

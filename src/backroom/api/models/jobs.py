@@ -21,6 +21,7 @@ from pydantic import (
 )
 from pydantic.config import JsonDict
 
+from backroom.api.models.provider_batches import JobBatchDocument
 from backroom.core.errors import InvalidJson
 from backroom.core.job import JobState, WaitReason
 from backroom.core.plain_json import check_plain_json
@@ -240,6 +241,9 @@ class JobDocument(BaseModel):
         None, description="Every attempt, oldest first (single-job reads only)."
     )
     usage: dict[str, Any] | None = Field(None, description="LLM usage and cost, when tracked.")
+    provider_batch: JobBatchDocument | None = Field(
+        None, description="The provider batch it waits in, offloaded (single-job reads only)."
+    )
 
 
 class JobPage(BaseModel):

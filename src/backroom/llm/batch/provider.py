@@ -33,9 +33,13 @@ from enum import StrEnum
 from typing import Protocol
 
 from backroom.core.errors import Permanent, Retryable
+from backroom.core.provider_batch import BatchCounts
 from backroom.llm.request import LLMRequest, LLMResult
 
 MEBIBYTE = 1024 * 1024
+
+__all__ = ["BatchCounts", "BatchLimits", "BatchLine", "BatchProvider", "BatchState", "BatchStatus"]
+__all__ += ["LineOutcome", "LineResult", "custom_id", "parse_custom_id"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,20 +113,6 @@ class BatchState(StrEnum):
 
 
 _DONE = frozenset({BatchState.ENDED, BatchState.EXPIRED, BatchState.CANCELLED, BatchState.FAILED})
-
-
-@dataclass(frozen=True, slots=True)
-class BatchCounts:
-    """How many of a batch's lines succeeded, failed, or are still to run."""
-
-    total: int = 0
-    succeeded: int = 0
-    failed: int = 0
-
-    @property
-    def pending(self) -> int:
-        """Lines with no result yet."""
-        return max(self.total - self.succeeded - self.failed, 0)
 
 
 @dataclass(frozen=True, slots=True)

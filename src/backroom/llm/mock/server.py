@@ -10,7 +10,8 @@ every answer to a well-formed request carries `x-ratelimit-*` headers, and a cal
 past a limit gets a real 429 with Retry-After (see `mock_limits`). Directives in the
 prompt script failures (see `mock_faults`). A Responses API call with `background: true`
 is answered at once, queued, and `GET /v1/responses/{id}` shows it in progress until
-the latency has passed, then done (see `mock.background`). A request that was answered before is
+the latency has passed, then done (see `mock.background`). The Files and Batches APIs
+run batches of `/v1/responses` lines (see `mock.batch_jobs`). A request that was answered before is
 answered again with all its input tokens counted as cached, as a prompt cache would.
 
 All time (latency, stream pacing, rate limits) comes from the injected `Clock`, and
@@ -20,7 +21,7 @@ all state lives in the app that `create_mock_app` returns.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import uvicorn
@@ -30,6 +31,8 @@ from fastapi.responses import JSONResponse, Response
 from backroom.clock import Clock, SystemClock
 from backroom.llm.mock.anthropic_shape import as_anthropic
 from backroom.llm.mock.background import BackgroundResponses
+from backroom.llm.mock.batch_jobs import BatchMockConfig, MockBatchApi
+from backroom.llm.mock.batches import install_batch_routes
 from backroom.llm.mock.broken import PLAIN_CALL_BREAKS, STREAM_FAULTS, CuttableResponse, broken_body
 from backroom.llm.mock.charge import ChargeAt, TokenCharge
 from backroom.llm.mock.chat import completion_body, completion_chunks
@@ -69,6 +72,8 @@ class MockConfig:
     """How long an Anthropic Message Batch takes, its lines finishing one by one."""
     batch_expiry_ms: int | None = None
     """When a Message Batch expires, its lines not done by then unfinished (None: never)."""
+    batches: BatchMockConfig = field(default_factory=BatchMockConfig)
+    """How the Batch API's batches complete (see `mock.batch_jobs`)."""
 
     def __post_init__(self) -> None:
         if min(self.latency_ms, self.stream_interval_ms, self.batch_delay_ms) < 0:
@@ -266,6 +271,12 @@ def create_mock_app(config: MockConfig, clock: Clock) -> FastAPI:
         return await provider.handle(request, _MESSAGES)
 
     mount_message_batches(app, provider.batches)
+
+    # OpenAI's Batch API: its own settings, or else the message batches' delay and expiry.
+    openai_batches = config.batches
+    if openai_batches == BatchMockConfig():
+        openai_batches = BatchMockConfig(config.batch_delay_ms, config.batch_expiry_ms)
+    install_batch_routes(app, MockBatchApi(openai_batches, clock))
 
     return app
 

@@ -24,8 +24,8 @@ def _heartbeat(
     extended: dict[int, JobRow] = {}
     for lease in leases:
         row = tables.held(lease)
-        if row is not None:
-            row.lease_expires_at = now + lease_ms
+        if row is not None:  # a job offloaded to a batch (no worker) keeps no expiry
+            row.lease_expires_at = None if row.worker_id is None else now + lease_ms
             row.updated_at = now
             extended[row.id] = row
     return HeartbeatResult(

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from backroom.core.errors import ConfigError
 from backroom.core.job import JobState
 from backroom.store.memory import queries, retention
+from backroom.store.memory.batches import MemoryBatches
 from backroom.store.memory.calls import MemoryCalls
 from backroom.store.memory.feed_methods import MemoryFeed
 from backroom.store.memory.handler_writes import MemoryHandlerWrites
@@ -52,6 +53,7 @@ class MemoryStore(
     MemoryPauses,
     MemoryInsight,
     MemoryWorkers,
+    MemoryBatches,
 ):
     """`Store` in process memory.
 

@@ -30,6 +30,7 @@ from backroom.core.webhooks import (
     WebhookSubscription,
 )
 from backroom.core.workers import WorkerRecord
+from backroom.store.memory.batch_tables import BatchTables
 from backroom.store.protocol import Tenant
 from backroom.store.records import PauseKind
 
@@ -187,6 +188,7 @@ class MemoryTables:
     feed_cursors: dict[str, int] = field(default_factory=dict)
     feed_listeners: list[Callable[[], None]] = field(default_factory=list)
     webhooks: WebhookTables = field(default_factory=WebhookTables)
+    batches: BatchTables = field(default_factory=BatchTables)
     # Paused queues and lanes: when each was paused.
     pauses: dict[tuple[PauseKind, str], int] = field(default_factory=dict)
     workers: dict[str, WorkerRecord] = field(default_factory=dict)

@@ -154,7 +154,9 @@ WITH held AS (
         FOR UPDATE
     ) AS job
 )
-UPDATE jobs AS job SET lease_expires_at = $1 + $2::bigint, updated_at = $1
+UPDATE jobs AS job
+SET lease_expires_at = CASE WHEN job.worker_id IS NULL THEN NULL ELSE $1 + $2::bigint END,
+    updated_at = $1
 FROM held WHERE job.id = held.id
 RETURNING job.id, job.cancel_requested
 """

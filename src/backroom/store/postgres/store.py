@@ -15,6 +15,7 @@ from collections.abc import Sequence
 
 from backroom.core.job import JobState
 from backroom.store.postgres import queries, retention
+from backroom.store.postgres.batches import PostgresBatches
 from backroom.store.postgres.calls import PostgresCalls
 from backroom.store.postgres.database import PostgresDatabase, PostgresSettings
 from backroom.store.postgres.feed_methods import PostgresFeed
@@ -49,6 +50,7 @@ class PostgresStore(
     PostgresPauses,
     PostgresInsight,
     PostgresWorkers,
+    PostgresBatches,
 ):
     """`Store` on PostgreSQL through an asyncpg pool; `migrate()` once, `close()` at the end."""
 

@@ -81,12 +81,13 @@ def _execute(connection: sqlite3.Connection, sql: str, parameters: tuple[object,
     connection.execute(sql, parameters)
 
 
-def _settle(
+def settle_call(
     connection: sqlite3.Connection,
     key: tuple[int, int],
     usage: AttemptUsage | None,
     state: CallState,
 ) -> None:
+    """Close the open call of the claim `key` (job id, lease token), storing its usage."""
     job_id, lease_token = key
     at = None if usage is None else usage.at
     closed = connection.execute(_SETTLE, (str(state), at, job_id, lease_token))
@@ -115,7 +116,7 @@ class SqliteCalls(SqlitePart):
     ) -> None:
         """Close the open call of that claim as `state`, with its usage, in one transaction."""
         await self._database.write(
-            lambda connection: _settle(connection, (job_id, lease_token), usage, state)
+            lambda connection: settle_call(connection, (job_id, lease_token), usage, state)
         )
 
     async def open_calls(self, job_id: int) -> list[OpenCall]:

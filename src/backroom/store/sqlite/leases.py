@@ -99,7 +99,7 @@ SELECT name FROM queues WHERE name IS NOT NULL
 
 _HEARTBEAT = """
 UPDATE jobs
-SET lease_expires_at = ?, updated_at = ?
+SET lease_expires_at = CASE WHEN worker_id IS NULL THEN NULL ELSE ? END, updated_at = ?
 WHERE state = 'running'
   AND (id, lease_token) IN (
       SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?)

@@ -19,6 +19,7 @@ from backroom.store.new_work import NewWorkHints
 from backroom.store.records import JobCount, QueueStats, TaskBacklog
 from backroom.store.sqlite import queries
 from backroom.store.sqlite import retention as retention_sql
+from backroom.store.sqlite.batches import SqliteBatches
 from backroom.store.sqlite.calls import SqliteCalls
 from backroom.store.sqlite.commit_watch import CommitWatch
 from backroom.store.sqlite.connection import SqliteDatabase
@@ -69,6 +70,7 @@ class SqliteStore(
     SqlitePauses,
     SqliteInsight,
     SqliteWorkers,
+    SqliteBatches,
 ):
     """`Store` on SQLite; call `migrate()` once before use, `close()` at the end."""
 

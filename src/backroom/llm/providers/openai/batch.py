@@ -1,0 +1,185 @@
+"""OpenAI's Batch API behind `BatchProvider`: a JSONL file of Responses API calls.
+
+    submit   upload the lines (Files API, purpose=batch), then `batches.create` with
+             `metadata={"backroom_batch": name}` and the 24 h completion window
+    find     list batches, newest first, for the one whose metadata names it
+    poll     `batches.retrieve`: its status and request counts
+    results  the output and error files, one `LineResult` per line
+    cancel   `batches.cancel`
+
+Each line's body is exactly what the online call sends (`create_arguments`) to
+`/v1/responses`; a line's answer becomes the same `LLMResult`, and a line's error is
+classified by the online error map (`error_for_response`). Lines the batch never ran
+(`batch_expired`, `batch_cancelled`) are UNFINISHED. Only the Responses API is
+offloaded: a chat-only provider's jobs are called online.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Sequence
+from typing import Any, Literal
+
+import openai
+from openai import Omit
+from openai.types import Batch
+from openai.types.responses import Response
+
+from backroom.clock import Clock
+from backroom.core.errors import Permanent, Retryable
+from backroom.llm.batch.provider import (
+    OPENAI_BATCH_LIMITS,
+    BatchCounts,
+    BatchLimits,
+    BatchLine,
+    BatchState,
+    BatchStatus,
+    LineOutcome,
+    LineResult,
+)
+from backroom.llm.providers.openai.errors import (
+    error_for_exception,
+    error_for_response,
+    error_for_stream_failure,
+)
+from backroom.llm.providers.openai.responses import create_arguments, response_result
+
+NAME_KEY = "backroom_batch"
+"""The metadata key naming a backroom batch on the provider."""
+ENDPOINT: Literal["/v1/responses"] = "/v1/responses"
+_FIND_PAGES = 10
+_UNFINISHED_CODES = frozenset({"batch_expired", "batch_cancelled"})
+_STATES = {
+    "validating": BatchState.OPEN,
+    "in_progress": BatchState.OPEN,
+    "finalizing": BatchState.OPEN,
+    "completed": BatchState.ENDED,
+    "expired": BatchState.EXPIRED,
+    "cancelling": BatchState.CANCELLING,
+    "cancelled": BatchState.CANCELLED,
+    "failed": BatchState.FAILED,
+}
+
+
+def line_body(line: BatchLine) -> dict[str, Any]:
+    """The request line of the JSONL file: the online call's body, unstreamed."""
+    arguments = create_arguments(line.request)
+    extra = arguments.pop("extra_body", None) or {}
+    arguments.pop("stream", None)
+    body = {key: value for key, value in arguments.items() if not isinstance(value, Omit)}
+    return {"custom_id": line.custom_id, "method": "POST", "url": ENDPOINT, "body": body | extra}
+
+
+def _status(batch: Batch) -> BatchStatus:
+    counts = batch.request_counts
+    tally = (
+        BatchCounts()
+        if counts is None
+        else BatchCounts(counts.total, counts.completed, counts.failed)
+    )
+    return BatchStatus(batch.id, _STATES.get(batch.status, BatchState.OPEN), tally, batch.status)
+
+
+def _line_error(line: dict[str, Any], now: int) -> Retryable | Permanent:
+    response = line.get("response") or {}
+    body = response.get("body") or {}
+    error = (body.get("error") if isinstance(body, dict) else None) or line.get("error") or {}
+    message = str(error.get("message") or "the batch line failed without a message")
+    code = error.get("code") or error.get("type")
+    status = response.get("status_code")
+    if isinstance(status, int):
+        return error_for_response(
+            status, {}, error_class="BatchLineError", message=message, code=code, now=now
+        )
+    return error_for_stream_failure(code, message, error_class="BatchLineError")
+
+
+def line_result(raw: str, now: int) -> LineResult:
+    """One line of an output or error file as a `LineResult`."""
+    line = json.loads(raw)
+    custom = str(line.get("custom_id"))
+    response = line.get("response") or {}
+    if response.get("status_code") == 200:
+        answer = Response.model_validate(response["body"])
+        return LineResult(custom, LineOutcome.SUCCEEDED, result=response_result(answer, {}))
+    error = line.get("error") or {}
+    if not response and error.get("code") in _UNFINISHED_CODES:
+        return LineResult(custom, LineOutcome.UNFINISHED)
+    return LineResult(custom, LineOutcome.ERRORED, error=_line_error(line, now))
+
+
+class OpenAIBatches:
+    """`BatchProvider` over an `openai.AsyncOpenAI` client (its own retries off)."""
+
+    def __init__(self, client: openai.AsyncOpenAI, clock: Clock) -> None:
+        self._client = client
+        self._clock = clock
+
+    @property
+    def limits(self) -> BatchLimits:
+        """50,000 requests and 200 MB per file."""
+        return OPENAI_BATCH_LIMITS
+
+    def line_bytes(self, line: BatchLine) -> int:
+        """The bytes of the line in the JSONL file, its newline included."""
+        return len(json.dumps(line_body(line)).encode()) + 1
+
+    async def submit(self, name: str, lines: Sequence[BatchLine]) -> str:
+        """Upload the lines and create the batch named `name`; its id."""
+        content = "".join(json.dumps(line_body(line)) + "\n" for line in lines).encode()
+        try:
+            uploaded = await self._client.files.create(
+                file=("batch.jsonl", content, "application/jsonl"), purpose="batch"
+            )
+            batch = await self._client.batches.create(
+                input_file_id=uploaded.id,
+                endpoint=ENDPOINT,
+                completion_window="24h",
+                metadata={NAME_KEY: name},
+            )
+        except openai.OpenAIError as error:
+            raise error_for_exception(error, now=self._clock.now()) from error
+        return batch.id
+
+    async def find(self, name: str) -> str | None:
+        """The newest batch whose metadata names `name`, among the last 1,000."""
+        try:
+            page = await self._client.batches.list(limit=100)
+            for _ in range(_FIND_PAGES):
+                for batch in page.data:
+                    if (batch.metadata or {}).get(NAME_KEY) == name:
+                        return batch.id
+                if not page.has_next_page():
+                    return None
+                page = await page.get_next_page()
+        except openai.OpenAIError as error:
+            raise error_for_exception(error, now=self._clock.now()) from error
+        return None
+
+    async def poll(self, batch_id: str) -> BatchStatus:
+        """The batch's status and counts."""
+        try:
+            return _status(await self._client.batches.retrieve(batch_id))
+        except openai.OpenAIError as error:
+            raise error_for_exception(error, now=self._clock.now()) from error
+
+    async def results(self, batch_id: str) -> AsyncIterator[LineResult]:
+        """Every line of the batch's output and error files."""
+        try:
+            batch = await self._client.batches.retrieve(batch_id)
+            files = [file for file in (batch.output_file_id, batch.error_file_id) if file]
+            contents = [await self._client.files.content(file) for file in files]
+        except openai.OpenAIError as error:
+            raise error_for_exception(error, now=self._clock.now()) from error
+        now = self._clock.now()
+        for content in contents:
+            for raw in content.text.splitlines():
+                if raw.strip():
+                    yield line_result(raw, now)
+
+    async def cancel(self, batch_id: str) -> BatchStatus:
+        """Ask for the batch to be cancelled."""
+        try:
+            return _status(await self._client.batches.cancel(batch_id))
+        except openai.OpenAIError as error:
+            raise error_for_exception(error, now=self._clock.now()) from error

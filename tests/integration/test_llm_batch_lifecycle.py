@@ -1,0 +1,135 @@
+"""Batch offload's other ends, on each backend: an expired batch sends its unfinished
+jobs back (their last attempt called online), cancelling jobs in an open batch cancels
+them (and the provider batch once none is left), and the budget is reserved at hand-off
+and settled at the batch price."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from batch_offload_support import (
+    all_finished,
+    batch_job,
+    mock_batches,
+    offload_app,
+    running_worker,
+)
+from deadline_polls import until
+
+from backroom import App
+from backroom.core.job import Job, JobState
+from backroom.core.usage import DailyBudget
+from backroom.llm.mock.batch_jobs import BatchMockConfig
+from backroom.llm.mock.server import MockConfig
+from backroom.llm.mock.thread import running_mock
+from backroom.service.api_keys import issue_key
+
+BATCH_COST = "0.00000195"  # 2 input, 6 output tokens at half of $0.15 and $0.60 a million
+
+
+@pytest.fixture
+def database_url(tmp_path: Path) -> str:
+    """SQLite only in this module: on PostgreSQL, a run of these in-process tests in a
+    row sometimes leaves an asyncpg connection unclosed at teardown (a ResourceWarning,
+    not yet explained). The store's batch writes run on every backend in
+    tests/contract/test_store_batches.py, and the whole path on PostgreSQL in
+    test_llm_batch_crash.py (worker processes)."""
+    return f"sqlite:///{tmp_path / 'offload.db'}"
+
+
+@pytest.fixture
+def expiring_url() -> Iterator[str]:
+    batches = BatchMockConfig(delay_ms=60_000, expire_ms=300)
+    with running_mock(MockConfig(batches=batches)) as url:
+        yield url
+
+
+@pytest.fixture
+def slow_url() -> Iterator[str]:
+    with running_mock(MockConfig(batches=BatchMockConfig(delay_ms=60_000))) as url:
+        yield url
+
+
+def cost(job: Job) -> object:
+    assert isinstance(job.result, dict) and isinstance(job.result["usage"], dict)
+    return job.result["usage"]["cost_usd"]
+
+
+async def test_an_expired_batch_sends_its_unfinished_jobs_back(
+    expiring_url: str, database_url: str
+) -> None:
+    tag = secrets.token_hex(4)
+    async with offload_app(database_url, expiring_url, {"flush_after_s": 1}) as (app, _):
+        await app.submit_many([batch_job(app, f"job {n:02d} {tag}") for n in range(16)])
+        async with running_worker(app):
+            jobs = await all_finished(app, 16, seconds=90)
+    assert all(job.state is JobState.SUCCEEDED for job in jobs)
+    in_batches = [job for job in jobs if job.attempt < 4]
+    online = [job for job in jobs if job.attempt == 4]  # a retried job's last attempt
+    assert in_batches and online
+    (batch_cost,) = {cost(job) for job in in_batches}  # the prompts' lengths are all equal
+    (online_cost,) = {cost(job) for job in online}
+    assert Decimal(str(online_cost)) == 2 * Decimal(str(batch_cost))
+    retried = [job for job in jobs if job.attempt > 1]
+    for job in retried:
+        first = (await app.attempts(job.id))[0]
+        assert first.error is not None and "batch ended before this line ran" in first.error.message
+    assert {batch.status for batch in await mock_batches(expiring_url)} == {"expired"}
+
+
+async def offloaded(app: App, count: int) -> list[Job]:
+    """Wait until `count` jobs wait in an open provider batch."""
+
+    async def in_batches() -> bool:
+        batches = await app.store.provider_batches()
+        return sum(batch.counts.total for batch in batches if batch.provider_batch_id) == count
+
+    await until(in_batches, f"{count} jobs in provider batches", 60)
+    return await app.list_jobs()
+
+
+async def test_cancelling_every_job_of_a_batch_cancels_the_batch(
+    slow_url: str, database_url: str
+) -> None:
+    async with offload_app(database_url, slow_url) as (app, _):
+        await app.submit_many([batch_job(app, f"cancel me {n}") for n in range(5)])
+        async with running_worker(app):
+            for job in await offloaded(app, 5):
+                await app.cancel(job.id)
+            jobs = await all_finished(app, 5, seconds=60)
+
+            async def provider_cancelled() -> bool:
+                return [b.status for b in await mock_batches(slow_url)] == ["cancelled"]
+
+            await until(provider_cancelled, "the provider batch to be cancelled", 30)
+            await until(lambda: _no_batches(app), "the batch to close", 30)
+    assert {job.state for job in jobs} == {JobState.CANCELLED}
+    assert all([await app.store.open_calls(job.id) == [] for job in jobs])  # never billed
+
+
+async def _no_batches(app: App) -> bool:
+    return await app.store.provider_batches() == []
+
+
+async def test_the_budget_is_reserved_at_hand_off_and_settled_at_the_batch_price(
+    database_url: str,
+) -> None:
+    batches = BatchMockConfig(delay_ms=1_500)
+    with running_mock(MockConfig(batches=batches)) as url:
+        async with offload_app(database_url, url) as (app, _):
+            await issue_key(app, "acme", daily_budget=DailyBudget.of_usd(Decimal(1)))
+            await app.submit_many([batch_job(app, f"budget {n}") for n in range(3)])
+            async with running_worker(app):
+                waiting = await offloaded(app, 3)
+                calls = [await app.store.open_calls(job.id) for job in waiting]
+                assert all(len(open_calls) == 1 for open_calls in calls)
+                assert all(c[0].intent.reserved_pico_usd for c in calls)  # the worst case
+                jobs = await all_finished(app, 3, seconds=60)
+    assert {cost(job) for job in jobs} == {BATCH_COST}
+    assert all([await app.store.open_calls(job.id) == [] for job in jobs])
+    totals = [await app.store.usage_totals(job.id) for job in jobs]
+    assert sum(total.cost_pico_usd for total in totals) == 3 * 1_950_000

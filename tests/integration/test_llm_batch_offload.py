@@ -1,0 +1,78 @@
+"""Batch offload end to end on each backend: `llm.respond` jobs of the `batch` queue go
+through the official SDK to the mock's Files and Batches APIs, and each job ends from
+its own line: successes at the batch price, per-line failures classified as online
+calls' are, an expired batch's unfinished jobs sent back."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+from batch_offload_support import (
+    all_finished,
+    batch_job,
+    mock_batches,
+    offload_app,
+    running_worker,
+)
+
+from backroom.core.job import JobState
+from backroom.llm.mock.batch_jobs import BatchMockConfig
+from backroom.llm.mock.server import MockConfig
+from backroom.llm.mock.thread import running_mock
+
+JOBS = 2_500
+
+
+@pytest.fixture
+def database_url(tmp_path: Path) -> str:
+    """SQLite only in this module: on PostgreSQL, a run of these in-process tests in a
+    row sometimes leaves an asyncpg connection unclosed at teardown (a ResourceWarning,
+    not yet explained). The store's batch writes run on every backend in
+    tests/contract/test_store_batches.py, and the whole path on PostgreSQL in
+    test_llm_batch_crash.py (worker processes)."""
+    return f"sqlite:///{tmp_path / 'offload.db'}"
+
+
+@pytest.fixture
+def base_url() -> Iterator[str]:
+    with running_mock(MockConfig(batches=BatchMockConfig(delay_ms=200))) as url:
+        yield url
+
+
+def _prompt(number: int, tag: str) -> str:
+    if number % 100 == 7:
+        return f"job {number} {tag} [fault:400]"  # permanent: the job fails
+    if number % 100 == 8:
+        return f"job {number} {tag} [fault:503:first=1]"  # retryable: the next batch
+    return f"job {number} {tag}"
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+async def test_2500_jobs_end_from_their_lines(base_url: str, database_url: str) -> None:
+    tag = secrets.token_hex(4)
+    async with offload_app(database_url, base_url, {"flush_after_s": 3}) as (app, _respond):
+        await app.submit_many([batch_job(app, _prompt(n, tag)) for n in range(JOBS)])
+        async with running_worker(app):
+            jobs = await all_finished(app, JOBS, seconds=500)
+    failed = [job for job in jobs if job.state is JobState.FAILED]
+    succeeded = [job for job in jobs if job.state is JobState.SUCCEEDED]
+    assert len(failed) == JOBS // 100
+    assert all("HTTP 400" in str(job.error) for job in failed)
+    assert len(succeeded) == JOBS - len(failed)
+    retried = [job for job in succeeded if job.attempt == 2]
+    assert len(retried) == JOBS // 100
+    assert all(job.attempt == 1 for job in succeeded if job not in retried)
+    batches = await mock_batches(base_url)
+    lines = sum(batch.request_counts.total for batch in batches)
+    assert lines == JOBS + len(retried)  # no request sent twice but the retried lines
+    # Flushed at 1,000 jobs or after 3 s (how many depends on the machine's speed).
+    assert max(batch.request_counts.total for batch in batches) <= 1_000
+    usage = succeeded[0].result["usage"]
+    # At half of $0.15 (input) and $0.60 (output) a million tokens.
+    half = usage["input_tokens"] * Decimal("0.075") + usage["output_tokens"] * Decimal("0.30")
+    assert Decimal(usage["cost_usd"]) == half / 1_000_000
