@@ -110,7 +110,9 @@ def api_key(log: Path) -> str | None:
 def submit_over_http(port: int, key: str, effects: Path) -> list[int]:
     """Submit the jobs through the API; their ids."""
     headers = {"Authorization": f"Bearer {key}"}
-    payload = {"log": str(effects), "hold_ms": 20}
+    # Long enough that one worker's 20 slots cannot drain the queue between two polls
+    # of the other: both must take a share.
+    payload = {"log": str(effects), "hold_ms": 200}
     body = {"task": "effect-then-hold", "input": payload}
     with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers=headers) as client:
         answers = [client.post("/v1/jobs", json=body, timeout=30) for _ in range(JOBS)]
@@ -150,6 +152,13 @@ def test_an_api_server_and_two_workers_run_every_job_once_through_pgbouncer(
 ) -> None:
     port, key, worker_logs = start_server_and_workers(processes, pgbouncer, database)
     effects = tmp_path / "effects.txt"
+
+    def both_workers_registered() -> bool:
+        (workers,) = fetch(direct_url, "SELECT count(*) AS alive FROM workers")
+        return bool(workers["alive"] == 2)
+
+    # A worker still starting when the jobs arrive leaves them all to the other.
+    wait_until(both_workers_registered, "both workers to start", processes.output)
 
     ids = submit_over_http(port, key, effects)
 
