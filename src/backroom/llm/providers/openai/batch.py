@@ -8,8 +8,9 @@
     cancel   `batches.cancel`
 
 Each line's body is exactly what the online call sends (`create_arguments`) to
-`/v1/responses`; a line's answer becomes the same `LLMResult`, and a line's error is
-classified by the online error map (`error_for_response`). Lines the batch never ran
+`/v1/responses`; a line's answer becomes the same `LLMResult`, read from the JSON
+without the SDK's models (`batch_lines`), and a line's error is classified by the
+online error map. Lines the batch never ran
 (`batch_expired`, `batch_cancelled`) are UNFINISHED. Only the Responses API is
 offloaded: a chat-only provider's jobs are called online.
 """
@@ -23,10 +24,8 @@ from typing import Any, Literal
 import openai
 from openai import Omit
 from openai.types import Batch
-from openai.types.responses import Response
 
 from backroom.clock import Clock
-from backroom.core.errors import Permanent, Retryable
 from backroom.llm.batch.provider import (
     OPENAI_BATCH_LIMITS,
     BatchCounts,
@@ -34,21 +33,16 @@ from backroom.llm.batch.provider import (
     BatchLine,
     BatchState,
     BatchStatus,
-    LineOutcome,
     LineResult,
 )
-from backroom.llm.providers.openai.errors import (
-    error_for_exception,
-    error_for_response,
-    error_for_stream_failure,
-)
-from backroom.llm.providers.openai.responses import create_arguments, response_result
+from backroom.llm.providers.openai.batch_lines import line_result
+from backroom.llm.providers.openai.errors import error_for_exception
+from backroom.llm.providers.openai.responses import create_arguments
 
 NAME_KEY = "backroom_batch"
 """The metadata key naming a backroom batch on the provider."""
 ENDPOINT: Literal["/v1/responses"] = "/v1/responses"
 _FIND_PAGES = 10
-_UNFINISHED_CODES = frozenset({"batch_expired", "batch_cancelled"})
 _STATES = {
     "validating": BatchState.OPEN,
     "in_progress": BatchState.OPEN,
@@ -78,34 +72,6 @@ def _status(batch: Batch) -> BatchStatus:
         else BatchCounts(counts.total, counts.completed, counts.failed)
     )
     return BatchStatus(batch.id, _STATES.get(batch.status, BatchState.OPEN), tally, batch.status)
-
-
-def _line_error(line: dict[str, Any], now: int) -> Retryable | Permanent:
-    response = line.get("response") or {}
-    body = response.get("body") or {}
-    error = (body.get("error") if isinstance(body, dict) else None) or line.get("error") or {}
-    message = str(error.get("message") or "the batch line failed without a message")
-    code = error.get("code") or error.get("type")
-    status = response.get("status_code")
-    if isinstance(status, int):
-        return error_for_response(
-            status, {}, error_class="BatchLineError", message=message, code=code, now=now
-        )
-    return error_for_stream_failure(code, message, error_class="BatchLineError")
-
-
-def line_result(raw: str, now: int) -> LineResult:
-    """One line of an output or error file as a `LineResult`."""
-    line = json.loads(raw)
-    custom = str(line.get("custom_id"))
-    response = line.get("response") or {}
-    if response.get("status_code") == 200:
-        answer = Response.model_validate(response["body"])
-        return LineResult(custom, LineOutcome.SUCCEEDED, result=response_result(answer, {}))
-    error = line.get("error") or {}
-    if not response and error.get("code") in _UNFINISHED_CODES:
-        return LineResult(custom, LineOutcome.UNFINISHED)
-    return LineResult(custom, LineOutcome.ERRORED, error=_line_error(line, now))
 
 
 class OpenAIBatches:
@@ -173,7 +139,8 @@ class OpenAIBatches:
             raise error_for_exception(error, now=self._clock.now()) from error
         now = self._clock.now()
         for content in contents:
-            for raw in content.text.splitlines():
+            # Bytes split on newlines: JSON escapes every newline inside a line's strings.
+            for raw in content.content.split(b"\n"):
                 if raw.strip():
                     yield line_result(raw, now)
 
