@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from backroom.core.errors import ConfigError
-from backroom.core.job import JSON
+from backroom.core.job import JSON, Job
 from backroom.core.lane_routes import LaneRoute
 from backroom.core.lanes import LaneRequest
 from backroom.core.retry import RetryPolicy
@@ -56,7 +56,9 @@ class Task:
     when its lane has room, counts against its tenant's daily budget, and waits without using
     an attempt while either is spent (see `backroom.runtime.lane_gate`). `lane_route`
     gives a job alternative lanes to move to (its current one is stored on the job).
-    `check_input` refuses, at submit, an input no attempt could run.
+    `check_input` refuses, at submit, an input no attempt could run. `gate_free` says
+    of a job that its attempt passes no lane gate: it goes to a provider's batch API,
+    outside the online rate limits (its budget is still reserved by its handler).
     """
 
     name: str
@@ -67,6 +69,7 @@ class Task:
     lane_request: LaneRequester | None = None
     check_input: InputCheck | None = None
     lane_route: LaneRouter | None = None
+    gate_free: Callable[[Job], bool] | None = None
 
     @property
     def is_async(self) -> bool:

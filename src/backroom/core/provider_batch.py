@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from backroom.core.job import JSON, Lease
 from backroom.core.outcome import Outcome
+from backroom.core.spend import BudgetWindow, CallIntent
 from backroom.core.usage import AttemptUsage
 
 
@@ -98,3 +99,14 @@ class LineEnd:
     outcome: Outcome
     usage: AttemptUsage | None = None
     settles: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class HandOff:
+    """One job handed to batch offload: its call's reservation (`intent`, under the
+    tenant's `budget` window if it has one) and the lane whose batch its line joins."""
+
+    lease: Lease
+    lane: str
+    intent: CallIntent
+    budget: BudgetWindow | None = None

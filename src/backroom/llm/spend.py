@@ -100,9 +100,33 @@ class SpendLedger:
         `BudgetRefused` if the tenant's budget cannot hold it (nothing is recorded
         then), and `Permanent` for a model without prices under a budget or cap.
         """
+        call, window = await self.prepare(job, job_input, provider, model, request, now)
+        if call.resume_id is not None:
+            return call
+        opening = await self._store.call_open(job.lease, call.intent, window)
+        if window is not None and not opening.opened:
+            raise budget_refusal(job, window, opening, call.intent.reserved_pico_usd or 0)
+        return call
+
+    async def prepare(
+        self,
+        job: Job,
+        job_input: RespondInput,
+        provider: ProviderConfig,
+        model: ModelConfig,
+        request: LLMRequest,
+        now: int,
+    ) -> tuple[OpenedCall, BudgetWindow | None]:
+        """The call `open` would record (nothing recorded for it yet) and the tenant's
+        budget window it must fit in; a call with a `resume_id` is taken up, not opened.
+
+        Calls past attempts left open are charged first; raises as `open` does but for
+        `BudgetRefused`, which the opening decides.
+        """
         left = await self._settle_left_open(job, job_input, provider, request, now)
         if left is not None:
-            return OpenedCall(job, job_input, model, request, left.intent, left.response_id)
+            call = OpenedCall(job, job_input, model, request, left.intent, left.response_id)
+            return call, None
         tenant = await self._store.get_tenant(job.tenant)
         budget = None if tenant is None else tenant.daily_budget
         cap = _cost_cap(job_input, tenant)
@@ -122,10 +146,7 @@ class SpendLedger:
             job.id, lease.token, lease.attempt, job.tenant, provider.name, model.name, reserved, now
         )
         window = None if budget is None else BudgetWindow.daily(budget.limit_pico_usd, now)
-        opening = await self._store.call_open(lease, intent, window)
-        if window is not None and not opening.opened:
-            raise _refusal(job, window, opening, reserved or 0)
-        return OpenedCall(job, job_input, model, request, intent)
+        return OpenedCall(job, job_input, model, request, intent), window
 
     async def answered(self, call: OpenedCall, result: LLMResult, now: int) -> AttemptUsage:
         """Settle the call with the usage the provider reported, or an estimate of it."""
@@ -229,7 +250,10 @@ def _cost_cap(job_input: RespondInput, tenant: Tenant | None) -> int | None:
     return None if tenant is None else tenant.max_job_cost_pico_usd
 
 
-def _refusal(job: Job, window: BudgetWindow, opening: CallOpening, reserved: int) -> BudgetRefused:
+def budget_refusal(
+    job: Job, window: BudgetWindow, opening: CallOpening, reserved: int
+) -> BudgetRefused:
+    """The error of a call `job`'s tenant's budget could not hold (`opening` says why)."""
     return BudgetRefused(
         f"tenant {job.tenant!r} has spent {_dollars(opening.spent_pico_usd)} and holds "
         f"{_dollars(opening.open_pico_usd)} for calls in flight of its daily LLM budget of "

@@ -158,7 +158,20 @@ class RespondTask:
             check_input=self.check_input,
             lane_route=self.lane_route,
             retry=self._retry,
+            gate_free=self.gate_free,
         )
+
+    def gate_free(self, job: Job) -> bool:
+        """Whether `job`'s attempt goes to a provider batch: it passes no lane gate then
+        (the handler decides the same way, and reserves its budget)."""
+        if self.offload is None:
+            return False
+        try:
+            job_input = RespondInput.parse(job.input)
+            route = route_for_lane(job_input, self._config, job.lane)
+        except JobError:
+            return False  # the handler fails the job
+        return self.offload.offloads(job, job_input, route.provider, route.lane)
 
     def lane_route(self, payload: JSON) -> LaneRoute | None:
         """The lanes a job with fallbacks may run in, in order; None without them."""
@@ -223,8 +236,8 @@ class RespondTask:
         """Reserve the call's budget and hand the job to its lane's next provider batch."""
         asked = replace(job_input.request(), model=route.model.name, stream=False)
         job, provider, now = ctx.job, route.provider, ctx.clock.now()
-        call = await self._ledger.open(job, job_input, provider, route.model, asked, now)
-        await offload.hand_off(job, route.lane, provider.name, call.request)
+        call, budget = await self._ledger.prepare(job, job_input, provider, route.model, asked, now)
+        await offload.hand_off(job, route.lane, provider.name, call, budget)
         raise Offloaded(f"job {job.id} waits in a provider batch of lane {route.lane}")
 
 

@@ -93,7 +93,7 @@ class AttemptRunner:
 
     async def _admitted_run(self, job: Job, task: Task) -> Outcome | None:
         """Pass the job's lane gate (if its task has a lane), then call the handler."""
-        if task.lane_request is None:
+        if task.lane_request is None or (task.gate_free is not None and task.gate_free(job)):
             return await self._handled(job, task)
         try:
             job, unstarted = await self._fallbacks.admit(job, task, self._gate.admit)

@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from backroom.core.job import Job, Lease
-from backroom.core.provider_batch import BatchCounts, LineEnd, ProviderBatch
+from backroom.core.provider_batch import BatchCounts, HandOff, LineEnd, ProviderBatch
+from backroom.core.spend import CallOpening
 
 
 class BatchStore(Protocol):
@@ -27,6 +28,15 @@ class BatchStore(Protocol):
         """Hand the job `lease` holds to batch offload: it stays running with no lease
         expiry and no worker, its line waiting for a batch of `lane`. False, changing
         nothing, if the lease is not held."""
+
+    async def batch_hand_off(
+        self, hand_offs: Sequence[HandOff], now: int
+    ) -> list[CallOpening | None]:
+        """Hand held jobs to batch offload, in one transaction: each one's call opened
+        as `call_open` does (under its tenant's budget, the group's calls fitted in
+        order), then the job offloaded as `offload` does. For each: None if its lease
+        is not held, an opening not `opened` if the budget could not hold its call
+        (nothing written for either), else the opening."""
 
     async def batch_create(
         self,

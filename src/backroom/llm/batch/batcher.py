@@ -1,10 +1,11 @@
 """The batcher: gathers a lane's offloaded jobs into one provider batch and sends it.
 
-    await batcher.hand_off(job, lane, provider, request)   # from the job's handler
+    await batcher.hand_off(job, lane, provider, call, budget)  # from the job's handler
     await batcher.flush_due(now)                            # from the offload loop
 
-A handed-off job is stored first (`BatchStore.offload`: running, no lease expiry, no
-worker) and its line kept here until its lane's batch is sent: at `flush_jobs` lines,
+A handed-off job is stored first, its call's budget reserved, with the other jobs
+handed off at the same time (`BatchStore.batch_hand_off`: running, no lease expiry,
+no worker) and its line kept here until its lane's batch is sent: at `flush_jobs` lines,
 at the provider's limits (requests, bytes), or when the oldest has waited
 `flush_after_ms`. Sending stores the batch's intent (its unique name and the jobs it
 holds) before anything is uploaded, then submits it, then stores the provider's id.
@@ -25,10 +26,13 @@ from dataclasses import dataclass, field
 from backroom.clock import Clock
 from backroom.core.errors import LeaseLost, Permanent, Retryable
 from backroom.core.job import Job, Lease
-from backroom.core.provider_batch import ProviderBatch
+from backroom.core.provider_batch import HandOff, ProviderBatch
+from backroom.core.spend import BudgetWindow
 from backroom.llm.batch.config import BatchSettings
+from backroom.llm.batch.hand_offs import HandOffWriter
 from backroom.llm.batch.provider import BatchLine, BatchProvider, custom_id
 from backroom.llm.request import LLMRequest
+from backroom.llm.spend import OpenedCall, budget_refusal
 from backroom.store.protocol import Store
 
 log = logging.getLogger("backroom.llm.batch")
@@ -77,6 +81,7 @@ class Batcher:
         self._clock = clock
         self._recover = recover
         self._waiting: dict[tuple[str, str], LaneLines] = {}
+        self._writer = HandOffWriter(store, clock)
         self.full = False
         """Set when a lane holds a full batch: the loop should flush now."""
 
@@ -84,23 +89,30 @@ class Batcher:
         """The ids of the jobs whose lines wait here."""
         return {line.lease.job_id for lane in self._waiting.values() for line in lane.lines}
 
-    async def hand_off(self, job: Job, lane: str, provider: str, request: LLMRequest) -> None:
-        """Store `job` as offloaded and keep its line; `LeaseLost` if it is not held.
+    async def hand_off(
+        self, job: Job, lane: str, provider: str, call: OpenedCall, budget: BudgetWindow | None
+    ) -> None:
+        """Open `job`'s call and store the job as offloaded (with the other hand-offs
+        under way, `HandOffWriter`), then keep its line. Raises `LeaseLost` if the job
+        is not held, `BudgetRefused` if its tenant's budget cannot hold its call.
 
         The line is kept once the write is stored, even if the attempt is stopped
         meanwhile (a shutdown): a stored line is never left without its batcher.
         """
-        now = self._clock.now()
-        write = asyncio.ensure_future(self._store().offload(job.lease, lane, now))
+        write = self._writer.write(HandOff(job.lease, lane, call.intent, budget))
         try:
-            stored = await asyncio.shield(write)
+            opening = await asyncio.shield(write)
         except asyncio.CancelledError:
-            if await write:
-                self._keep(job, lane, provider, request)
+            opening = await write
+            if opening is not None and opening.opened:
+                self._keep(job, lane, provider, call.request)
             raise
-        if not stored:
+        if opening is None:
             raise LeaseLost(f"job {job.id} is no longer held under lease {job.lease_token}")
-        self._keep(job, lane, provider, request)
+        if not opening.opened:
+            assert budget is not None  # only a budget refuses a call
+            raise budget_refusal(job, budget, opening, call.intent.reserved_pico_usd or 0)
+        self._keep(job, lane, provider, call.request)
 
     def _keep(self, job: Job, lane: str, provider: str, request: LLMRequest) -> None:
         # Its wait starts now, once stored: a slow write does not make it due at once.

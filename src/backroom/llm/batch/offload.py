@@ -2,7 +2,8 @@
 
     offload = BatchOffload(config, settings, store, providers, clock, retry)
     if offload.offloads(job, job_input, provider, lane):
-        await offload.hand_off(job, lane, provider.name, call.request)
+        call, budget = await ledger.prepare(job, job_input, provider, model, request, now)
+        await offload.hand_off(job, lane, provider.name, call, budget)
         raise Offloaded(...)          # the worker lets go of the job, storing nothing
     ...
     await offload.run()               # beside the worker's loops (a task service)
@@ -22,6 +23,7 @@ from backroom.clock import Clock, sleep_unless
 from backroom.core.errors import Permanent, StoreError
 from backroom.core.job import Job
 from backroom.core.retry import RetryPolicy
+from backroom.core.spend import BudgetWindow
 from backroom.llm.batch.batcher import Batcher
 from backroom.llm.batch.config import BatchSettings
 from backroom.llm.batch.lines import LineSettler
@@ -30,8 +32,8 @@ from backroom.llm.batch.provider import BatchProvider
 from backroom.llm.batch.providers import batch_capable, batch_provider
 from backroom.llm.config import LLMConfig
 from backroom.llm.providers.registry import Providers
-from backroom.llm.request import LLMRequest
 from backroom.llm.settings import ProviderConfig
+from backroom.llm.spend import OpenedCall
 from backroom.llm.task_input import RespondInput
 from backroom.store.protocol import Store
 
@@ -88,9 +90,12 @@ class BatchOffload:
         asked = job_input.offload == OFFLOAD_ASKED
         return self.settings.offloads(lane, job.queue, asked)
 
-    async def hand_off(self, job: Job, lane: str, provider: str, request: LLMRequest) -> None:
-        """Store `job` as offloaded and queue its line for its lane's next batch."""
-        await self.batcher.hand_off(job, lane, provider, request)
+    async def hand_off(
+        self, job: Job, lane: str, provider: str, call: OpenedCall, budget: BudgetWindow | None
+    ) -> None:
+        """Open `job`'s call, store the job as offloaded and queue its line for its
+        lane's next batch (`Batcher.hand_off`)."""
+        await self.batcher.hand_off(job, lane, provider, call, budget)
         if self.batcher.full:
             self._wake.set()
 

@@ -8,12 +8,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-from backroom.core.errors import StoreError
+from backroom.core.errors import LeaseLost, StoreError
 from backroom.core.job import Job, JobState, Lease
-from backroom.core.provider_batch import BatchCounts, BatchPhase, LineEnd, ProviderBatch
-from backroom.core.spend import CallState
+from backroom.core.provider_batch import BatchCounts, BatchPhase, HandOff, LineEnd, ProviderBatch
+from backroom.core.spend import CallOpening, CallState
 from backroom.store.memory import finish as finish_memory
 from backroom.store.memory.batch_tables import BatchLineRow
+from backroom.store.memory.calls import open_call
 from backroom.store.memory.part import MemoryPart
 from backroom.store.memory.tables import MemoryTables
 from backroom.store.memory.usage import record_usage_row
@@ -70,6 +71,22 @@ class MemoryBatches(MemoryPart):
         key = (lease.job_id, lease.token)
         self._tables.batches.lines.setdefault(key, BatchLineRow(*key, lane, now))
         return True
+
+    async def batch_hand_off(
+        self, hand_offs: Sequence[HandOff], now: int
+    ) -> list[CallOpening | None]:
+        """Open the calls of held jobs (within budgets) and offload them, in one step."""
+        results: list[CallOpening | None] = []
+        for hand_off in hand_offs:
+            try:
+                opening = open_call(self._tables, hand_off.lease, hand_off.intent, hand_off.budget)
+            except LeaseLost:
+                results.append(None)
+                continue
+            if opening.opened:
+                await self.offload(hand_off.lease, hand_off.lane, now)
+            results.append(opening)
+        return results
 
     async def batch_create(
         self,

@@ -33,9 +33,10 @@ def _opening(tables: MemoryTables, tenant: str, budget: BudgetWindow) -> CallOpe
     )
 
 
-def _open(
+def open_call(
     tables: MemoryTables, lease: Lease, intent: CallIntent, budget: BudgetWindow | None
 ) -> CallOpening:
+    """Record `intent` as an open call if it fits `budget` (`LeaseLost` if not held)."""
     if tables.held(lease) is None:
         raise LeaseLost(f"job {lease.job_id} is no longer held under lease {lease.token}")
     found = CallOpening(True)
@@ -55,7 +56,7 @@ class MemoryCalls(MemoryPart):
         self, lease: Lease, intent: CallIntent, budget: BudgetWindow | None
     ) -> CallOpening:
         """Record `intent` as an open call if it fits `budget`, atomically."""
-        return _open(self._tables, lease, intent, budget)
+        return open_call(self._tables, lease, intent, budget)
 
     async def call_response(self, job_id: int, lease_token: int, response_id: str) -> None:
         """Note the provider's response id on the open call of that claim."""

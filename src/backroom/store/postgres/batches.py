@@ -5,9 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from backroom.core.job import Job, Lease
-from backroom.core.provider_batch import BatchCounts, LineEnd, ProviderBatch
+from backroom.core.provider_batch import BatchCounts, HandOff, LineEnd, ProviderBatch
+from backroom.core.spend import CallOpening
 from backroom.store.batch_rows import provider_batch_from_row
 from backroom.store.postgres import finish as finish_sql
+from backroom.store.postgres.batch_hand_off import hand_off_group
 from backroom.store.postgres.part import PostgresPart
 from backroom.store.postgres.usage import RECORD_USAGE
 from backroom.store.rows import job_from_row
@@ -115,6 +117,15 @@ class PostgresBatches(PostgresPart):
         async with self._database.connection() as connection:
             done = await connection.fetchval(_OFFLOAD, now, lease.job_id, lease.token, lane)
             return done is not None
+
+    async def batch_hand_off(
+        self, hand_offs: Sequence[HandOff], now: int
+    ) -> list[CallOpening | None]:
+        """Open the calls of held jobs (within budgets) and offload them, in one transaction."""
+        if not hand_offs:
+            return []
+        async with self._database.transaction() as connection:
+            return await hand_off_group(connection, hand_offs, now)
 
     async def batch_create(
         self,

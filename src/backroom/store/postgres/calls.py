@@ -19,23 +19,26 @@ from backroom.store.usage_rows import usage_columns
 
 _HOLDS_LEASE = "SELECT 1 FROM jobs WHERE id = $1 AND lease_token = $2 AND state = 'running'"
 
-_LOCK_TENANT = "SELECT 1 FROM tenants WHERE name = $1 FOR UPDATE"
+LOCK_TENANT = "SELECT 1 FROM tenants WHERE name = $1 FOR UPDATE"
+"""Lock a tenant's row: its calls' openings under a budget take turns."""
 
-_COMMITTED = """
+COMMITTED = """
 SELECT (SELECT COALESCE(sum(cost_pico_usd), 0) FROM llm_usage
         WHERE tenant = $1 AND at >= $2 AND at < $3) AS spent,
        (SELECT COALESCE(sum(reserved_pico_usd), 0) FROM llm_calls
         WHERE tenant = $1 AND state = 'open' AND opened_at >= $4 AND opened_at < $3) AS reserved
 """
+"""A tenant's spend in a budget window and its open calls' reservations."""
 
 _PLACEHOLDERS = ", ".join(f"${number}" for number in range(1, len(CALL_COLUMNS) + 1))
 
-_OPEN = f"""
+OPEN_CALL = f"""
 INSERT INTO llm_calls ({", ".join(CALL_COLUMNS)}) VALUES ({_PLACEHOLDERS})
 ON CONFLICT (job_id, lease_token) DO UPDATE SET
     {", ".join(f"{column} = excluded.{column}" for column in CALL_COLUMNS[2:])},
     response_id = NULL, settled_at = NULL
 """
+"""Record a call as open (an earlier record of the same claim replaced)."""
 
 _RESPONSE = """
 UPDATE llm_calls SET response_id = $1
@@ -63,16 +66,16 @@ class PostgresCalls(PostgresPart):
                 raise lease_lost(lease)
             found = CallOpening(True)
             if budget is not None:
-                await connection.execute(_LOCK_TENANT, intent.tenant)
+                await connection.execute(LOCK_TENANT, intent.tenant)
                 row = await connection.fetchrow(
-                    _COMMITTED, intent.tenant, budget.since, budget.until, budget.open_since
+                    COMMITTED, intent.tenant, budget.since, budget.until, budget.open_since
                 )
                 assert row is not None  # a select of two scalar subqueries yields a row
                 found = CallOpening(True, int(row["spent"]), int(row["reserved"]))
                 reserved = intent.reserved_pico_usd
                 if reserved is None or not budget.fits(found.committed_pico_usd, reserved):
                     return replace(found, opened=False)
-            await connection.execute(_OPEN, *call_columns(intent))
+            await connection.execute(OPEN_CALL, *call_columns(intent))
             return found
 
     async def call_response(self, job_id: int, lease_token: int, response_id: str) -> None:

@@ -5,14 +5,15 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Sequence
 
+from backroom.core.errors import LeaseLost
 from backroom.core.job import Job, JobState, Lease
 from backroom.core.lifecycle import Transition
-from backroom.core.provider_batch import BatchCounts, LineEnd, ProviderBatch
-from backroom.core.spend import CallState
+from backroom.core.provider_batch import BatchCounts, HandOff, LineEnd, ProviderBatch
+from backroom.core.spend import CallOpening, CallState
 from backroom.store.batch_rows import provider_batch_from_row
 from backroom.store.rows import dump_json, job_from_row
 from backroom.store.sqlite import finish as finish_sql
-from backroom.store.sqlite.calls import settle_call
+from backroom.store.sqlite.calls import open_call, settle_call
 from backroom.store.sqlite.part import SqlitePart
 
 _OFFLOAD = """
@@ -109,6 +110,22 @@ def _offload(connection: sqlite3.Connection, lease: Lease, lane: str, now: int) 
     return True
 
 
+def _hand_off(
+    connection: sqlite3.Connection, hand_offs: Sequence[HandOff], now: int
+) -> list[CallOpening | None]:
+    results: list[CallOpening | None] = []
+    for hand_off in hand_offs:
+        try:
+            opening = open_call(connection, hand_off.lease, hand_off.intent, hand_off.budget)
+        except LeaseLost:
+            results.append(None)
+            continue
+        if opening.opened:
+            _offload(connection, hand_off.lease, hand_off.lane, now)
+        results.append(opening)
+    return results
+
+
 def _create(
     connection: sqlite3.Connection,
     batch: tuple[str, str, str],
@@ -153,6 +170,15 @@ class SqliteBatches(SqlitePart):
     async def offload(self, lease: Lease, lane: str, now: int) -> bool:
         """Hand the held job to batch offload: no lease expiry, no worker, a waiting line."""
         return await self._database.write(lambda connection: _offload(connection, lease, lane, now))
+
+    async def batch_hand_off(
+        self, hand_offs: Sequence[HandOff], now: int
+    ) -> list[CallOpening | None]:
+        """Open the calls of held jobs (within budgets) and offload them, in one transaction."""
+        if not hand_offs:
+            return []
+        group = tuple(hand_offs)
+        return await self._database.write(lambda connection: _hand_off(connection, group, now))
 
     async def batch_create(
         self,

@@ -62,9 +62,10 @@ def _committed(
     return int(spent), int(reserved)
 
 
-def _open(
+def open_call(
     connection: sqlite3.Connection, lease: Lease, intent: CallIntent, budget: BudgetWindow | None
 ) -> CallOpening:
+    """Record `intent` as an open call if it fits `budget` (`LeaseLost` if not held)."""
     if connection.execute(_HOLDS_LEASE, (lease.job_id, lease.token)).fetchone() is None:
         raise LeaseLost(f"job {lease.job_id} is no longer held under lease {lease.token}")
     found = CallOpening(True)
@@ -103,7 +104,7 @@ class SqliteCalls(SqlitePart):
     ) -> CallOpening:
         """Record `intent` as an open call if it fits `budget`, atomically."""
         return await self._database.write(
-            lambda connection: _open(connection, lease, intent, budget)
+            lambda connection: open_call(connection, lease, intent, budget)
         )
 
     async def call_response(self, job_id: int, lease_token: int, response_id: str) -> None:
