@@ -8,7 +8,6 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterator
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 from batch_offload_support import (
@@ -29,16 +28,6 @@ from backroom.llm.mock.thread import running_mock
 from backroom.service.api_keys import issue_key
 
 BATCH_COST = "0.00000195"  # 2 input, 6 output tokens at half of $0.15 and $0.60 a million
-
-
-@pytest.fixture
-def database_url(tmp_path: Path) -> str:
-    """SQLite only in this module: on PostgreSQL, a run of these in-process tests in a
-    row sometimes leaves an asyncpg connection unclosed at teardown (a ResourceWarning,
-    not yet explained). The store's batch writes run on every backend in
-    tests/contract/test_store_batches.py, and the whole path on PostgreSQL in
-    test_llm_batch_crash.py (worker processes)."""
-    return f"sqlite:///{tmp_path / 'offload.db'}"
 
 
 @pytest.fixture
@@ -67,6 +56,8 @@ async def test_an_expired_batch_sends_its_unfinished_jobs_back(
         await app.submit_many([batch_job(app, f"job {n:02d} {tag}") for n in range(16)])
         async with running_worker(app):
             jobs = await all_finished(app, 16, seconds=90)
+        # Read while the app is open: a closed app's store would open anew, unclosed.
+        firsts = [(await app.attempts(job.id))[0] for job in jobs if job.attempt > 1]
     assert all(job.state is JobState.SUCCEEDED for job in jobs)
     in_batches = [job for job in jobs if job.attempt < 4]
     online = [job for job in jobs if job.attempt == 4]  # a retried job's last attempt
@@ -74,9 +65,7 @@ async def test_an_expired_batch_sends_its_unfinished_jobs_back(
     (batch_cost,) = {cost(job) for job in in_batches}  # the prompts' lengths are all equal
     (online_cost,) = {cost(job) for job in online}
     assert Decimal(str(online_cost)) == 2 * Decimal(str(batch_cost))
-    retried = [job for job in jobs if job.attempt > 1]
-    for job in retried:
-        first = (await app.attempts(job.id))[0]
+    for first in firsts:
         assert first.error is not None and "batch ended before this line ran" in first.error.message
     assert {batch.status for batch in await mock_batches(expiring_url)} == {"expired"}
 
@@ -107,8 +96,8 @@ async def test_cancelling_every_job_of_a_batch_cancels_the_batch(
 
             await until(provider_cancelled, "the provider batch to be cancelled", 30)
             await until(lambda: _no_batches(app), "the batch to close", 30)
+        assert all([await app.store.open_calls(job.id) == [] for job in jobs])  # never billed
     assert {job.state for job in jobs} == {JobState.CANCELLED}
-    assert all([await app.store.open_calls(job.id) == [] for job in jobs])  # never billed
 
 
 async def _no_batches(app: App) -> bool:
@@ -129,7 +118,7 @@ async def test_the_budget_is_reserved_at_hand_off_and_settled_at_the_batch_price
                 assert all(len(open_calls) == 1 for open_calls in calls)
                 assert all(c[0].intent.reserved_pico_usd for c in calls)  # the worst case
                 jobs = await all_finished(app, 3, seconds=60)
+            assert all([await app.store.open_calls(job.id) == [] for job in jobs])
+            totals = [await app.store.usage_totals(job.id) for job in jobs]
     assert {cost(job) for job in jobs} == {BATCH_COST}
-    assert all([await app.store.open_calls(job.id) == [] for job in jobs])
-    totals = [await app.store.usage_totals(job.id) for job in jobs]
     assert sum(total.cost_pico_usd for total in totals) == 3 * 1_950_000

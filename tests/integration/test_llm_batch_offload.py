@@ -8,7 +8,6 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterator
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 from batch_offload_support import (
@@ -25,16 +24,6 @@ from backroom.llm.mock.server import MockConfig
 from backroom.llm.mock.thread import running_mock
 
 JOBS = 2_500
-
-
-@pytest.fixture
-def database_url(tmp_path: Path) -> str:
-    """SQLite only in this module: on PostgreSQL, a run of these in-process tests in a
-    row sometimes leaves an asyncpg connection unclosed at teardown (a ResourceWarning,
-    not yet explained). The store's batch writes run on every backend in
-    tests/contract/test_store_batches.py, and the whole path on PostgreSQL in
-    test_llm_batch_crash.py (worker processes)."""
-    return f"sqlite:///{tmp_path / 'offload.db'}"
 
 
 @pytest.fixture
