@@ -116,12 +116,23 @@ async def test_batch_finish_settles_calls_and_ends_each_job_once(store: Store) -
     assert await store.open_calls(jobs[0].id) == []
     assert await store.open_calls(jobs[1].id) == []
     assert len(await store.open_calls(jobs[2].id)) == 1  # its line may still be billed
+    # Its line came back billed: the call settles once, the cancelled job stays as it is.
+    billed = LineEnd(jobs[2].lease, None, usage(jobs[2]))
+    assert await store.batch_finish([billed], T0 + 12) == [False]
+    assert await store.batch_finish([billed], T0 + 13) == [False]
+    assert await store.open_calls(jobs[2].id) == []
+    assert (await store.usage_totals(jobs[2].id)).cost_pico_usd == 2_000
+    assert (await store.get(jobs[2].id)).state is JobState.CANCELLED  # type: ignore[union-attr]
 
 
 async def test_closing_a_batch_drops_its_lines_and_hides_it(store: Store) -> None:
     (job,) = await offloaded(store)
     batch, _ = await store.batch_create("b", "mock", "m", [job.lease], T0, HOLD_MS)
+    assert [(token, found.id) for token, found in await store.batch_line_jobs(batch.id)] == [
+        (job.lease_token, job.id)
+    ]
     await store.batch_close(batch.id, "completed", T0 + 1)
+    assert await store.batch_line_jobs(batch.id) == []
     assert await store.provider_batches() == []
     assert await store.batch_jobs(batch.id) == []
     assert await store.job_batch(job.id) is None

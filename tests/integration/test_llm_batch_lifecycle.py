@@ -20,6 +20,7 @@ from batch_offload_support import (
 from deadline_polls import until
 
 from backroom import App
+from backroom.clock import SystemClock
 from backroom.core.job import Job, JobState
 from backroom.core.usage import DailyBudget
 from backroom.llm.mock.batch_jobs import BatchMockConfig
@@ -122,3 +123,41 @@ async def test_the_budget_is_reserved_at_hand_off_and_settled_at_the_batch_price
             totals = [await app.store.usage_totals(job.id) for job in jobs]
     assert {cost(job) for job in jobs} == {BATCH_COST}
     assert sum(total.cost_pico_usd for total in totals) == 3 * 1_950_000
+
+
+class LateClock(SystemClock):
+    """The system clock, moved on by `skip_ms` at will (the mock's batches end then)."""
+
+    def __init__(self) -> None:
+        self.skip_ms = 0
+
+    def now(self) -> int:
+        return super().now() + self.skip_ms
+
+
+async def test_a_cancelled_jobs_line_that_ran_is_billed_once_and_the_job_stays_cancelled(
+    database_url: str,
+) -> None:
+    clock = LateClock()
+    with running_mock(MockConfig(batches=BatchMockConfig(delay_ms=60_000)), clock) as url:
+        async with offload_app(database_url, url) as (app, _):
+            await app.submit_many([batch_job(app, f"bill me {n}") for n in range(2)])
+            async with running_worker(app):
+                kept, dropped = sorted(await offloaded(app, 2), key=lambda job: job.id)
+                await app.cancel(dropped.id)
+
+                async def cancelled() -> bool:
+                    return (await app.get(dropped.id)).state is JobState.CANCELLED
+
+                await until(cancelled, "the job to be cancelled in its batch", 30)
+                assert len(await app.store.open_calls(dropped.id)) == 1  # still reserved
+                clock.skip_ms = 60_000  # the batch ends, the cancelled job's line with it
+                jobs = await all_finished(app, 2, seconds=60)
+                await until(lambda: _no_batches(app), "the batch to close", 30)
+            assert await app.store.open_calls(dropped.id) == []
+            spent = [await app.store.usage_totals(job.id) for job in (kept, dropped)]
+    assert [job.state for job in jobs] == [JobState.SUCCEEDED, JobState.CANCELLED]
+    assert jobs[1].result is None
+    # Its line ran and was billed: the same cost as its twin's, recorded once.
+    assert spent[1] == spent[0]
+    assert (spent[1].calls, spent[1].cost_pico_usd) == (1, 2_325_000)  # 3 in, 7 out, half price

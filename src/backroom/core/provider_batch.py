@@ -93,10 +93,14 @@ class ProviderBatch:
 @dataclass(frozen=True, slots=True)
 class LineEnd:
     """How one offloaded job ends: its outcome under its lease and, with `settles`, its
-    call closed (billed with `usage` when the line ran, unbilled when it is None)."""
+    call closed (billed with `usage` when the line ran, unbilled when it is None).
+
+    Without an `outcome` the job is left as it is and only its call is settled: the
+    line of a job cancelled while in its batch, whose result the provider billed.
+    """
 
     lease: Lease
-    outcome: Outcome
+    outcome: Outcome | None
     usage: AttemptUsage | None = None
     settles: bool = True
 

@@ -64,8 +64,9 @@ class BatchStore(Protocol):
 
     async def batch_finish(self, ends: Sequence[LineEnd], now: int) -> list[bool]:
         """End offloaded jobs, in one transaction: each call that `settles` is closed
-        (its usage stored), then each outcome applied, as `finish` does, if its lease
-        is still held (True where applied)."""
+        (its usage stored) if still open, then each outcome applied, as `finish` does,
+        if its lease is still held (True where applied; an end without an outcome only
+        settles its call)."""
 
     async def batch_close(self, batch_id: int, status: str, now: int) -> None:
         """Close the batch with its last `status`; its lines go with it."""
@@ -79,6 +80,10 @@ class BatchStore(Protocol):
 
     async def batch_jobs(self, batch_id: int) -> list[Job]:
         """The jobs still running under the tokens of the batch's lines."""
+
+    async def batch_line_jobs(self, batch_id: int) -> list[tuple[int, Job]]:
+        """Each line of the batch as its lease token and its job, in whatever state
+        the job is now (running under that token: the line is live)."""
 
     async def stray_jobs(self, handed_before: int, limit: int) -> list[Job]:
         """Running jobs whose line was handed before `handed_before` and never joined a

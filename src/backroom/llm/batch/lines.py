@@ -1,8 +1,8 @@
 """How one offloaded job ends from its batch line: its outcome, and its call settled.
 
-    settler = LineSettler(config, store, retry, rng)
-    end = settler.outcome(job, line, now)          # a line of an ended batch
-    end = settler.sent_back(job, reason, now)      # no line: send the job back
+    settler = LineSettler(config, retry, rng)
+    end = settler.end(job, token, attempt, line, now)   # a line of an ended batch
+    end = settler.unanswered(job, token, reason, now)   # no line: send the job back
     await store.batch_finish([end, ...], now)      # calls settled, outcomes applied
 
 A succeeded line settles the job's call with its usage at the batch price
@@ -13,20 +13,25 @@ the provider bills no failed line. A line that never ran (the batch expired or w
 cancelled) and a job with no line at all are sent back the same way, with a
 `Retryable` error, their calls unbilled. The caller writes the ends
 (`BatchStore.batch_finish`), fenced by each job's lease token.
+
+A job cancelled while its line was in the batch is not finished by its line, but its
+call is settled from it: a line that ran was billed by the provider, so its usage is
+recorded as the tenant's spend (at the batch price); one that did not run, or never
+came back, frees its reservation. The call was left open at the cancel, and a call is
+settled only while open, so its reservation ends exactly once.
 """
 
 from __future__ import annotations
 
+import logging
 import random
-from collections.abc import Callable
 from dataclasses import replace
 
 from backroom.core.errors import JobError, Permanent, Retryable
-from backroom.core.job import Job
+from backroom.core.job import Job, JobState, Lease
 from backroom.core.outcome import Outcome, Succeeded
 from backroom.core.provider_batch import LineEnd
 from backroom.core.retry import ErrorClassifier, RetryPolicy, outcome_for_error
-from backroom.core.spend import CallState
 from backroom.core.usage import AttemptUsage
 from backroom.llm.batch.pricing import batch_prices
 from backroom.llm.batch.provider import LineOutcome, LineResult
@@ -35,7 +40,8 @@ from backroom.llm.config import LLMConfig, ModelConfig
 from backroom.llm.result import check_truncation, result_json
 from backroom.llm.routes import route_for_lane
 from backroom.llm.task_input import RespondInput
-from backroom.store.protocol import Store
+
+log = logging.getLogger("backroom.llm.batch")
 
 
 class LineSettler:
@@ -44,12 +50,10 @@ class LineSettler:
     def __init__(
         self,
         config: LLMConfig,
-        store: Callable[[], Store],
         retry: RetryPolicy,
         rng: random.Random | None = None,
     ) -> None:
         self._config = config
-        self._store = store
         self._retry = retry
         self._rng = rng or random.Random()
         self._classifier = ErrorClassifier()
@@ -67,21 +71,32 @@ class LineSettler:
         """`job` sent back (a retry, its call unbilled): `reason` says why."""
         return LineEnd(job.lease, self._failure(job, Retryable(reason), now))
 
-    async def settle_discarded(self, job_id: int, attempt: int, line: LineResult, now: int) -> None:
-        """Settle the open call of attempt `attempt` of a job no longer waiting for its
-        line (cancelled meanwhile): a line that ran is billed, whatever became of its job."""
-        store = self._store()
-        job = await store.get(job_id)
-        if job is None:
-            return
-        for call in await store.open_calls(job_id):
-            if call.intent.attempt != attempt:
-                continue
-            usage = None
-            if line.outcome is LineOutcome.SUCCEEDED and line.result is not None:
+    def end(self, job: Job, token: int, attempt: int, line: LineResult, now: int) -> LineEnd:
+        """How the line of attempt `attempt` (sent under lease `token`) of `job` ends:
+        the job's outcome while it still waits for the line, else `discarded`."""
+        if job.state is JobState.RUNNING and job.lease_token == token:
+            return self.outcome(job, line, now)
+        return self.discarded(job, Lease(job.id, token, attempt), line, now)
+
+    def discarded(self, job: Job, lease: Lease, line: LineResult, now: int) -> LineEnd:
+        """The call of a line whose job no longer waits for it (cancelled meanwhile),
+        settled without touching the job: a line that ran was billed by the provider,
+        so its usage is the tenant's spend; one that did not frees its reservation."""
+        usage = None
+        if line.outcome is LineOutcome.SUCCEEDED and line.result is not None:
+            try:
                 job_input = RespondInput.parse(job.input)
-                usage = self._usage(replace(job, attempt=attempt), job_input, line, now)
-            await store.call_settle(job_id, call.intent.lease_token, usage, CallState.SETTLED)
+                usage = self._usage(replace(job, attempt=lease.attempt), job_input, line, now)
+            except Permanent as error:  # its model is gone from the config: no price
+                log.warning("job %d: the line's usage cannot be priced: %s", job.id, error)
+        return LineEnd(lease, None, usage)
+
+    def unanswered(self, job: Job, token: int, reason: str, now: int) -> LineEnd:
+        """A line the provider gave no result for: its job sent back if it still waits
+        for it (`reason` says why), else only its call's reservation freed."""
+        if job.state is JobState.RUNNING and job.lease_token == token:
+            return self.sent_back(job, reason, now)
+        return LineEnd(Lease(job.id, token, job.attempt), None)
 
     def _priced(self, job: Job, job_input: RespondInput) -> tuple[ModelConfig, str]:
         """The job's model at the batch price, and its provider (kept by lane)."""

@@ -64,7 +64,7 @@ class BatchOffload:
         self._registry = providers
         self._clock = clock
         self._providers: dict[str, BatchProvider] = {}
-        self.settler = LineSettler(config, store, retry)
+        self.settler = LineSettler(config, retry)
         self.poller = Poller(store, self.provider_for, settings, clock, self.settler)
         self.batcher = Batcher(store, self.provider_for, settings, clock, self.poller.recover)
         self._wake = asyncio.Event()

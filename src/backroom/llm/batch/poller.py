@@ -3,11 +3,12 @@
 Every worker's offload loop polls; `batches_due` hands each due batch to one of them.
 An open batch is polled with backoff (`poll_first_ms`, doubling up to `poll_max_ms`);
 meanwhile its jobs whose cancellation was asked for are cancelled (their lines'
-results are discarded later) and, once none of its jobs is left, the provider batch
-is cancelled. An ended batch's lines finish their jobs (`LineSettler`), each through
-the fenced `finish` under the token its line was sent with, so no job is finished
-twice; a job with no line is sent back. An intent whose submitter's hold ran out is
-recovered: found by name, its id is stored; not found, its jobs are sent back.
+results later settle only their calls: billed if they ran, see `lines`) and, once
+none of its jobs is left, the provider batch is cancelled. An ended batch's lines
+finish their jobs (`LineSettler`), each through the fenced `finish` under the token
+its line was sent with, so no job is finished twice; a job with no line is sent
+back. An intent whose submitter's hold ran out is recovered: found by name, its id
+is stored; not found, its jobs are sent back.
 """
 
 from __future__ import annotations
@@ -83,9 +84,9 @@ class Poller:
         if provider_batch_id is not None:
             await store.batch_submitted(batch.id, provider_batch_id, now)
             return
-        jobs = await store.batch_jobs(batch.id)
+        lines = await store.batch_line_jobs(batch.id)
         why = f"batch {batch.name} was never created ({reason}); the job is sent again"
-        await self.write([self._settler.sent_back(job, why, now) for job in jobs])
+        await self.write([self._settler.unanswered(job, token, why, now) for token, job in lines])
         await store.batch_close(batch.id, "never-created", now)
 
     async def _cancel_asked(self, batch: ProviderBatch) -> bool:
@@ -105,26 +106,21 @@ class Poller:
     async def _finish(self, batch: ProviderBatch, status: BatchStatus) -> None:
         store, provider = self._store(), self._provider_for(batch.provider)
         assert batch.provider_batch_id is not None
-        waiting = {job.id: job for job in await store.batch_jobs(batch.id)}
+        unread = {job.id: (token, job) for token, job in await store.batch_line_jobs(batch.id)}
         ended: list[LineEnd] = []
         async for line in provider.results(batch.provider_batch_id):
             named = parse_custom_id(line.custom_id)
-            if named is None:
-                continue
-            job_id, attempt = named
-            job = waiting.get(job_id)
-            now = self._clock.now()
-            if job is None or job.attempt != attempt:
-                await self._settler.settle_discarded(job_id, attempt, line, now)
-                continue
-            del waiting[job_id]
-            ended.append(self._settler.outcome(job, line, now))
+            found = None if named is None else unread.pop(named[0], None)
+            if named is None or found is None:
+                continue  # not a line of this batch, or read twice
+            token, job = found
+            ended.append(self._settler.end(job, token, named[1], line, self._clock.now()))
             if len(ended) >= WRITE_CHUNK:
                 await self.write(ended)
                 ended = []
         now = self._clock.now()
         why = f"the provider batch ended {status.provider_status} without this job's line"
-        ended += [self._settler.sent_back(job, why, now) for job in waiting.values()]
+        ended += [self._settler.unanswered(job, token, why, now) for token, job in unread.values()]
         await self.write(ended)
         await store.batch_polled(batch.id, status.provider_status, status.counts, now, now)
         await store.batch_close(batch.id, status.provider_status, now)

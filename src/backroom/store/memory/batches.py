@@ -128,11 +128,12 @@ class MemoryBatches(MemoryPart):
                 call.state = CallState.SETTLED
                 if end.usage is not None:
                     record_usage_row(self._tables, end.usage)
-        results = [(end.lease, end.outcome) for end in ends]
+        results = [(end.lease, end.outcome) for end in ends if end.outcome is not None]
         applied = finish_memory.finish(self._tables, results, now)
         if any(transition and transition.target is JobState.QUEUED for transition in applied):
             self._new_work.announce()
-        return [transition is not None for transition in applied]
+        flags = iter(applied)
+        return [end.outcome is not None and next(flags) is not None for end in ends]
 
     async def batch_close(self, batch_id: int, status: str, now: int) -> None:
         """Close the batch; its lines go with it."""
@@ -167,6 +168,13 @@ class MemoryBatches(MemoryPart):
         lines = self._tables.batches.lines.values()
         jobs = [_live(self._tables, line) for line in lines if line.batch_id == batch_id]
         return sorted((job for job in jobs if job is not None), key=lambda job: job.id)
+
+    async def batch_line_jobs(self, batch_id: int) -> list[tuple[int, Job]]:
+        """Each line of the batch: its lease token and its job, whatever its state."""
+        lines = [line for line in self._tables.batches.lines.values() if line.batch_id == batch_id]
+        found = [(line.lease_token, self._tables.jobs.get(line.job_id)) for line in lines]
+        pairs = [(token, job_from_row(row)) for token, row in found if row is not None]
+        return sorted(pairs, key=lambda pair: pair[1].id)
 
     async def stray_jobs(self, handed_before: int, limit: int) -> list[Job]:
         """Running jobs whose waiting line was handed before `handed_before`."""

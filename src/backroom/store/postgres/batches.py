@@ -88,6 +88,12 @@ JOIN jobs ON jobs.id = batch_lines.job_id AND jobs.lease_token = batch_lines.lea
 
 _BATCH_JOBS = _LIVE + " WHERE batch_lines.batch_id = $1 ORDER BY jobs.id"
 
+_LINE_JOBS = """
+SELECT batch_lines.lease_token AS line_token, jobs.* FROM batch_lines
+JOIN jobs ON jobs.id = batch_lines.job_id
+WHERE batch_lines.batch_id = $1 ORDER BY jobs.id
+"""
+
 _STRAY = (
     _LIVE
     + """ WHERE batch_lines.batch_id IS NULL AND batch_lines.handed_at < $1
@@ -180,8 +186,9 @@ class PostgresBatches(PostgresPart):
             ]
             if usages:
                 await connection.executemany(RECORD_USAGE, usages)
-            results = [(end.lease, end.outcome) for end in ends]
-            return await finish_sql.finish(connection, results, now, self._channel)
+            results = [(end.lease, end.outcome) for end in ends if end.outcome is not None]
+            flags = iter(await finish_sql.finish(connection, results, now, self._channel))
+        return [end.outcome is not None and next(flags) for end in ends]
 
     async def batch_close(self, batch_id: int, status: str, now: int) -> None:
         """Close the batch; its lines go with it."""
@@ -205,6 +212,12 @@ class PostgresBatches(PostgresPart):
         async with self._database.connection() as connection:
             rows = await connection.fetch(_BATCH_JOBS, batch_id)
         return [job_from_row(row) for row in rows]
+
+    async def batch_line_jobs(self, batch_id: int) -> list[tuple[int, Job]]:
+        """Each line of the batch: its lease token and its job, whatever its state."""
+        async with self._database.connection() as connection:
+            rows = await connection.fetch(_LINE_JOBS, batch_id)
+        return [(row["line_token"], job_from_row(row)) for row in rows]
 
     async def stray_jobs(self, handed_before: int, limit: int) -> list[Job]:
         """Running jobs whose waiting line was handed before `handed_before`."""

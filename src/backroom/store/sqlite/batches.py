@@ -81,6 +81,12 @@ JOIN jobs ON jobs.id = batch_lines.job_id AND jobs.lease_token = batch_lines.lea
 
 _BATCH_JOBS = _LIVE + " WHERE batch_lines.batch_id = ? ORDER BY jobs.id"
 
+_LINE_JOBS = """
+SELECT batch_lines.lease_token AS line_token, jobs.* FROM batch_lines
+JOIN jobs ON jobs.id = batch_lines.job_id
+WHERE batch_lines.batch_id = ? ORDER BY jobs.id
+"""
+
 _STRAY = (
     _LIVE
     + """ WHERE batch_lines.batch_id IS NULL AND batch_lines.handed_at < ?
@@ -151,7 +157,9 @@ def _finish(
         if end.settles:
             key = (end.lease.job_id, end.lease.token)
             settle_call(connection, key, end.usage, CallState.SETTLED)
-    return finish_sql.finish(connection, [(end.lease, end.outcome) for end in ends], now)
+    results = [(end.lease, end.outcome) for end in ends if end.outcome is not None]
+    applied = iter(finish_sql.finish(connection, results, now))
+    return [None if end.outcome is None else next(applied) for end in ends]
 
 
 def _close(connection: sqlite3.Connection, batch_id: int, status: str, now: int) -> None:
@@ -243,6 +251,13 @@ class SqliteBatches(SqlitePart):
             lambda connection: connection.execute(_BATCH_JOBS, (batch_id,)).fetchall()
         )
         return [job_from_row(row) for row in rows]
+
+    async def batch_line_jobs(self, batch_id: int) -> list[tuple[int, Job]]:
+        """Each line of the batch: its lease token and its job, whatever its state."""
+        rows = await self._database.read(
+            lambda connection: connection.execute(_LINE_JOBS, (batch_id,)).fetchall()
+        )
+        return [(row["line_token"], job_from_row(row)) for row in rows]
 
     async def stray_jobs(self, handed_before: int, limit: int) -> list[Job]:
         """Running jobs whose waiting line was handed before `handed_before`."""
