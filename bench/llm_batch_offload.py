@@ -1,6 +1,6 @@
 """Batch offload: 10,000 `llm.respond` jobs of the `batch` queue through the Batch API.
 
-    python -m bench.llm_batch_offload [--jobs 10000] [--database URL]
+    python -m bench.llm_batch_offload [--jobs 10000] [--database URL ...]
         [--server postgresql://postgres@127.0.0.1:5432] [--admin-db test]
 
 One worker (in this process, concurrency 256) offloads every job to the mock's Batch
@@ -12,7 +12,9 @@ the batch price against the same usage at the online price; this process's RSS g
 while every job is in flight (worker, batcher and the mock's copy of the uploaded
 files: an upper bound of the batcher's own); and the write-back throughput: jobs ended
 per second while the poller ends batches (download, parse, settle and finish, summed
-over batches). Without `--database`, a scratch PostgreSQL database on `--server`.
+over batches), and the hand-off throughput: jobs handed to the batcher per second until
+every one is in a provider batch. Without `--database`, a scratch PostgreSQL database on
+`--server`, then a scratch SQLite file.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -136,7 +139,8 @@ async def run(database: str, jobs: int) -> None:
             worker.stop()
             await running
             done = await app.list_jobs(JobFilter(limit=jobs))
-        print(f"every job handed off in {handed:.1f} s")
+        rate, load = jobs / handed, os.getloadavg()[0]
+        print(f"every job handed off in {handed:.1f} s: {rate:,.0f} jobs/s, load {load:.1f}")
         report(done, requests, spans, peak - before, elapsed)
 
 
@@ -177,17 +181,26 @@ def main() -> None:
     """Parse the arguments and run."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--jobs", type=int, default=10_000)
-    parser.add_argument("--database", help="a database URL (default: scratch PostgreSQL)")
+    parser.add_argument(
+        "--database",
+        action="append",
+        help="a database URL, repeatable (default: scratch PostgreSQL, then scratch SQLite)",
+    )
     parser.add_argument("--server", default="postgresql://postgres@127.0.0.1:5432")
     parser.add_argument("--admin-db", default="test")
     args = parser.parse_args()
+    for url in args.database or ():
+        asyncio.run(run(url, args.jobs))
     if args.database:
-        asyncio.run(run(args.database, args.jobs))
         return
 
     async def scratch() -> None:
         async with Server(args.server, args.admin_db).scratch("bench_batch") as url:
+            print("PostgreSQL")
             await run(url, args.jobs)
+        with tempfile.TemporaryDirectory() as directory:
+            print("SQLite")
+            await run(f"sqlite:///{directory}/bench.db", args.jobs)
 
     asyncio.run(scratch())
 

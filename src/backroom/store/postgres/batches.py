@@ -10,10 +10,9 @@ from backroom.core.spend import CallOpening
 from backroom.store.batch_rows import provider_batch_from_row
 from backroom.store.postgres import finish as finish_sql
 from backroom.store.postgres.batch_hand_off import hand_off_group
+from backroom.store.postgres.batch_settle import settle_lines
 from backroom.store.postgres.part import PostgresPart
-from backroom.store.postgres.usage import RECORD_USAGE
 from backroom.store.rows import job_from_row
-from backroom.store.usage_rows import usage_columns
 
 _OFFLOAD = """
 WITH held AS (
@@ -53,13 +52,6 @@ UPDATE provider_batches
 SET provider_status = $1, total = $2, succeeded = $3, failed = $4, polls = polls + 1,
     due_at = $5, updated_at = $6
 WHERE id = $7 AND phase <> 'closed'
-"""
-
-_SETTLE_MANY = """
-UPDATE llm_calls AS call SET state = 'settled', settled_at = claim.at
-FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS claim (job_id, token, at)
-WHERE call.job_id = claim.job_id AND call.lease_token = claim.token AND call.state = 'open'
-RETURNING call.job_id, call.lease_token
 """
 
 _CLOSE = """
@@ -171,21 +163,8 @@ class PostgresBatches(PostgresPart):
         """Settle the ends' calls and apply their outcomes, in one transaction."""
         if not ends:
             return []
-        settled = [end for end in ends if end.settles]
-        claims = [[end.lease.job_id for end in settled], [end.lease.token for end in settled]]
-        ats = [now if end.usage is None else end.usage.at for end in settled]
         async with self._database.transaction() as connection:
-            closed = {
-                (row["job_id"], row["lease_token"])
-                for row in await connection.fetch(_SETTLE_MANY, *claims, ats)
-            }
-            usages = [
-                usage_columns(end.usage)
-                for end in settled
-                if end.usage is not None and (end.lease.job_id, end.lease.token) in closed
-            ]
-            if usages:
-                await connection.executemany(RECORD_USAGE, usages)
+            await settle_lines(connection, ends, now)
             results = [(end.lease, end.outcome) for end in ends if end.outcome is not None]
             flags = iter(await finish_sql.finish(connection, results, now, self._channel))
         return [end.outcome is not None and next(flags) for end in ends]
