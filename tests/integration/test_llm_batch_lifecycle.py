@@ -93,7 +93,8 @@ async def test_cancelling_every_job_of_a_batch_cancels_the_batch(
             jobs = await all_finished(app, 5, seconds=60)
 
             async def provider_cancelled() -> bool:
-                return [b.status for b in await mock_batches(slow_url)] == ["cancelled"]
+                # One batch, or two when a loaded machine spread the hand-offs past a flush.
+                return {b.status for b in await mock_batches(slow_url)} == {"cancelled"}
 
             await until(provider_cancelled, "the provider batch to be cancelled", 30)
             await until(lambda: _no_batches(app), "the batch to close", 30)
