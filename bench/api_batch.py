@@ -7,7 +7,9 @@
 alternating order: single submissions over 32 keep-alive connections (each with its
 own Idempotency-Key; the figure of `bench.api_throughput`), then batches of 1,000 jobs
 over 4 connections (each job with its own key). Printed: jobs/s medians, the same-round
-ratio batch / single, and the load average (the machine may be shared).
+ratio batch / single, the server process's CPU time per batch job (the rate it would
+reach on a core of its own, with the database's own work on PostgreSQL not counted),
+and the load average (the machine may be shared).
 """
 
 from __future__ import annotations
@@ -86,9 +88,10 @@ def serving(db: str) -> Iterator[Server]:
 
 
 def rounds(server: Server, seconds: float, count: int) -> dict[str, list[float]]:
-    """Jobs/s of single and batch submissions, alternating, `count` rounds."""
+    """Jobs/s of single and batch submissions, alternating, `count` rounds; and the
+    server process's CPU time per batch job, in microseconds (`batch_cpu_us`)."""
     asyncio.run(batch_load(server.port, server.key, 1.0, 4))  # warm-up
-    rates: dict[str, list[float]] = {"single": [], "batch": []}
+    rates: dict[str, list[float]] = {"single": [], "batch": [], "batch_cpu_us": []}
     start = 10**8
     for number in range(count):
         order = ["single", "batch"] if number % 2 == 0 else ["batch", "single"]
@@ -97,17 +100,23 @@ def rounds(server: Server, seconds: float, count: int) -> dict[str, list[float]]
                 start += 10**7
                 rate = asyncio.run(load(server.port, server.key, seconds, 32, start))
             else:
+                cpu = server.cpu_seconds()
+                began = time.perf_counter()
                 rate = asyncio.run(batch_load(server.port, server.key, seconds, 4))
+                jobs = rate * (time.perf_counter() - began)
+                rates["batch_cpu_us"].append((server.cpu_seconds() - cpu) / jobs * 1e6)
             rates[kind].append(rate)
     return rates
 
 
 def report(store: str, rates: dict[str, list[float]]) -> str:
     ratios = [batch / single for batch, single in zip(rates["batch"], rates["single"], strict=True)]
+    cpu_us = statistics.median(rates["batch_cpu_us"])
     return (
         f"| {store} | {statistics.median(rates['single']):,.0f} |"
         f" {statistics.median(rates['batch']):,.0f} ({min(rates['batch']):,.0f} -"
         f" {max(rates['batch']):,.0f}) | {statistics.median(ratios):.1f}x |"
+        f" {cpu_us:.0f} us ({1e6 / cpu_us:,.0f} jobs/s) |"
     )
 
 
@@ -129,8 +138,11 @@ def main() -> None:
     parser.add_argument("--postgres", help="a server URL, e.g. postgresql://postgres@127.0.0.1")
     parser.add_argument("--admin-db", default="test")
     args = parser.parse_args()
-    lines = ["| store | single POST /v1/jobs, jobs/s | batch of 1,000, jobs/s | batch / single |"]
-    lines.append("| --- | ---: | ---: | ---: |")
+    lines = [
+        "| store | single POST /v1/jobs, jobs/s | batch of 1,000, jobs/s | batch / single"
+        " | server CPU per batch job (jobs per CPU-second) |"
+    ]
+    lines.append("| --- | ---: | ---: | ---: | ---: |")
     with tempfile.TemporaryDirectory() as folder:
         sqlite = f"sqlite:///{Path(folder) / 'bench.db'}"
         lines.append(_measure_at(sqlite, "SQLite", args.seconds, args.rounds))

@@ -8,6 +8,7 @@ can carry. Such a value must be refused where it enters, before anything is stor
 from __future__ import annotations
 
 import json
+from itertools import repeat
 
 from backroom.core.errors import InvalidJson
 from backroom.core.job import JSON
@@ -36,13 +37,15 @@ def _plain_by_types(value: JSON, depth: int) -> bool:
         return bool(value.isascii())
     if depth == _WALK_DEPTH:
         return False
+    # No generator expressions: the walk runs for every submitted input, mostly small
+    # objects, where a generator's set-up costs more than the walk.
     if kind is dict:
-        return all(
-            type(key) is str and key.isascii() and _plain_by_types(item, depth + 1)
-            for key, item in value.items()
-        )
+        for key, item in value.items():
+            if type(key) is not str or not key.isascii() or not _plain_by_types(item, depth + 1):
+                return False
+        return True
     if kind is list:
-        return all(_plain_by_types(item, depth + 1) for item in value)
+        return all(map(_plain_by_types, value, repeat(depth + 1)))
     return False
 
 

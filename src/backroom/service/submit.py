@@ -22,12 +22,12 @@ from backroom.core.errors import (
 from backroom.core.idempotency import fingerprint
 from backroom.core.job import DEFAULT_QUEUE, DEFAULT_TENANT, JSON, NewJob, SubmitResult
 from backroom.core.plain_json import check_plain_json
-from backroom.core.usage import DailyBudget, day_start, next_day_start
 from backroom.service.callers import Caller
 from backroom.service.context import AppParts
-from backroom.service.documents import job_document, usd_text
-from backroom.service.replies import Reply, invalid_field, job_location, problem
+from backroom.service.documents import job_document
+from backroom.service.replies import Reply, invalid_field, job_location
 from backroom.service.submit_input import checked_lane, refused_input, submitter_caps
+from backroom.service.submit_refusals import budget_spent, key_reused, queue_full
 from backroom.service.webhooks import prepare_job_webhook
 from backroom.tasks import Submitter
 from backroom.telemetry.job_log import log_job_change
@@ -193,7 +193,7 @@ class BudgetCheck:
         if budget is None:
             return None
         if self._answer is None:
-            self._answer = (await _budget_spent(self._app, self._caller, budget),)
+            self._answer = (await budget_spent(self._app, self._caller, budget),)
         return self._answer[0]
 
 
@@ -206,18 +206,49 @@ async def prepare_job(
 ) -> Prepared | Reply:
     """Check `submission` and build its job, as `submit_job` does before storing it;
     the 422 it earns when a check fails."""
-    invalid = _invalid(app, submission, policy)
-    if invalid is not None:
-        return invalid
     if submission.webhook_url is not None:
+        invalid = _invalid(app, submission, policy)
+        if invalid is not None:
+            return invalid
         try:
             await prepare_job_webhook(app, caller.tenant, submission.webhook_url, policy.webhooks)
         except WebhookTargetRefused as refused:
             return invalid_field(("body", "webhook_url"), str(refused))
+    new = checked_job(app, caller, submission, policy)
+    if isinstance(new, Reply):
+        return new
+    return await budgeted(app, caller, new, budget)
+
+
+def checked_job(
+    app: AppParts,
+    caller: Caller,
+    submission: Submission,
+    policy: SubmitPolicy,
+    submitter: Submitter | None = None,
+) -> NewJob | Reply:
+    """`prepare_job` but for the webhook URL and the budget, which need the store: the
+    job `submission` asks for (its caller is `submitter`, default `caller.submitter()`),
+    or the 422 its task, queue or input earn."""
+    invalid = _invalid(app, submission, policy)
+    if invalid is not None:
+        return invalid
     try:
-        new = build_job(app, submission, submitter=caller.submitter(), max_active=caller.max_queued)
+        return build_job(
+            app,
+            submission,
+            submitter=submitter or caller.submitter(),
+            max_active=caller.max_queued,
+        )
     except (InvalidJson, InputRefused) as error:
         return refused_input(error)
+
+
+async def budgeted(
+    app: AppParts, caller: Caller, new: NewJob, budget: BudgetCheck | None = None
+) -> Prepared:
+    """`new` ready to store: a job in a lane is refused while the caller's daily budget
+    is spent (asked of `budget`, which a batch's jobs share)."""
     if new.lane is None:
         return Prepared(new)
     spent = await (budget or BudgetCheck(app, caller)).spent()
@@ -235,9 +266,9 @@ async def store_one(
     try:
         result = await app.store.submit(prepared.job, app.clock.now())
     except QueueFull:
-        return prepared.spent or _queue_full(caller, policy)
+        return prepared.spent or queue_full(caller, policy.full_retry_after_s)
     except IdempotencyConflict as conflict:
-        return _key_reused(conflict)
+        return key_reused(conflict)
     return submitted(result)
 
 
@@ -258,40 +289,3 @@ def _invalid(app: AppParts, submission: Submission, policy: SubmitPolicy) -> Rep
         known = ", ".join(sorted(queues))
         return invalid_field(("body", "queue"), f"unknown queue {submission.queue!r}; use {known}")
     return None
-
-
-def _key_reused(conflict: IdempotencyConflict) -> Reply:
-    return problem(
-        422,
-        f"Idempotency-Key {conflict.key!r} was already used with a different request body",
-        kind="idempotency-conflict",
-        title="Idempotency key reused",
-        job_id=conflict.job_id,
-    )
-
-
-def _queue_full(caller: Caller, policy: SubmitPolicy) -> Reply:
-    return problem(
-        429,
-        f"tenant {caller.tenant!r} has {caller.max_queued} jobs queued or running, its cap",
-        kind="queue-full",
-        title="Too many queued jobs",
-        headers={"Retry-After": str(policy.full_retry_after_s), "Cache-Control": "no-store"},
-    )
-
-
-async def _budget_spent(app: AppParts, caller: Caller, budget: DailyBudget) -> Reply | None:
-    """A 429 if the caller has spent today's budget (UTC), retried at the next day."""
-    now = app.clock.now()
-    spent = await app.store.spent_pico_usd(caller.tenant, day_start(now), next_day_start(now))
-    if not budget.exhausted(spent):
-        return None
-    wait_s = -(-(next_day_start(now) - now) // 1000)
-    return problem(
-        429,
-        f"tenant {caller.tenant!r} has spent ${usd_text(spent)} of its daily LLM budget of "
-        f"${usd_text(budget.limit_pico_usd)}; it refills at 00:00 UTC",
-        kind="budget-exhausted",
-        title="Daily budget spent",
-        headers={"Retry-After": str(wait_s), "Cache-Control": "no-store"},
-    )

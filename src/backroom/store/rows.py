@@ -17,6 +17,7 @@ from backroom.core.job import (
     Job,
     JobEvent,
     JobState,
+    NewJob,
     WaitReason,
 )
 from backroom.core.usage import DailyBudget
@@ -45,6 +46,35 @@ def dump_json(value: JSON) -> str:
     if type(value) is dict and not value:
         return "{}"
     return _COMPACT_JSON.encode(value)
+
+
+def new_job_values(new: NewJob, now: int) -> tuple[Any, ...]:
+    """The values of a new job's row, in the order of `NEW_JOB_COLUMNS`."""
+    return (
+        new.tenant,
+        new.task,
+        new.queue,
+        new.priority,
+        dump_json(new.input),
+        new.max_attempts,
+        new.timeout_ms,
+        new.run_at,
+        now,
+        now,
+        new.idempotency_key,
+        new.fingerprint,
+        dump_json(new.metadata),
+        new.lane,
+        new.webhook_url,
+        new.traceparent,
+    )
+
+
+NEW_JOB_COLUMNS = (
+    "tenant, task, queue, priority, input, max_attempts, timeout_ms, run_at, created_at, "
+    "updated_at, idempotency_key, fingerprint, metadata, lane, webhook_url, traceparent"
+)
+"""The columns a new job's row sets besides its state (`new_job_values`)."""
 
 
 def dump_nullable_json(value: JSON) -> str | None:

@@ -22,6 +22,7 @@ from backroom.core.transitions import new_job
 from backroom.store.postgres import queries
 from backroom.store.postgres.database import PooledConnection
 from backroom.store.postgres.history import RECORD_TRANSITIONS
+from backroom.store.postgres.submit_rows import ROW_SOURCE, ROWS_FROM, rows_json
 from backroom.store.rows import dump_json, job_from_row
 
 _SUBMIT = f"""
@@ -32,12 +33,7 @@ WITH inserted AS (
     SELECT tenant, task, queue, priority, 'queued', input, max_attempts, timeout_ms,
            run_at, $1::bigint, $1::bigint, idempotency_key, fingerprint, metadata, lane,
            webhook_url, traceparent
-    FROM unnest($4::text[], $5::text[], $6::text[], $7::integer[], $8::text[], $9::integer[],
-                $10::bigint[], $11::bigint[], $12::text[], $13::text[], $14::text[],
-                $15::text[], $16::text[], $17::text[])
-         WITH ORDINALITY AS new (tenant, task, queue, priority, input, max_attempts, timeout_ms,
-                                 run_at, idempotency_key, fingerprint, metadata, lane,
-                                 webhook_url, traceparent, position)
+    FROM {{source}}
     -- Ids are drawn in this order, so sorting the returned rows by id restores it.
     ORDER BY position
     {{on_conflict}}
@@ -52,17 +48,30 @@ WITH inserted AS (
 SELECT id, tenant, idempotency_key, (SELECT count(*) FROM wake) AS woken
 FROM inserted ORDER BY id
 """
-"""$1 now, $2 channel, $3 reason, $4.. one array per column of the new jobs: the ids
-and keys of those inserted."""
+"""$1 now, $2 channel, $3 reason, then the new jobs (`_ARRAY_SOURCE` or `ROW_SOURCE`):
+the ids and keys of those inserted."""
 
-SUBMIT = _SUBMIT.format(
-    on_conflict="ON CONFLICT (tenant, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING"
-)
+_ARRAY_SOURCE = """unnest(
+             $4::text[], $5::text[], $6::text[], $7::integer[], $8::text[], $9::integer[],
+             $10::bigint[], $11::bigint[], $12::text[], $13::text[], $14::text[],
+             $15::text[], $16::text[], $17::text[])
+         WITH ORDINALITY AS new (tenant, task, queue, priority, input, max_attempts, timeout_ms,
+                                 run_at, idempotency_key, fingerprint, metadata, lane,
+                                 webhook_url, traceparent, position)"""
+"""$4.. one array per column of the new jobs (`_submit_columns`)."""
+
+_ON_CONFLICT = "ON CONFLICT (tenant, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING"
+
+SUBMIT = _SUBMIT.format(source=_ARRAY_SOURCE, on_conflict=_ON_CONFLICT)
 """`_SUBMIT` skipping every job whose key is taken."""
 
-SUBMIT_KEYLESS = _SUBMIT.format(on_conflict="")
+SUBMIT_KEYLESS = _SUBMIT.format(source=_ARRAY_SOURCE, on_conflict="")
 """`_SUBMIT` for jobs without keys, which nothing can conflict with: without ON CONFLICT
 each row is inserted once, not speculatively and then confirmed (a WAL record less)."""
+
+_SUBMIT_ROWS = _SUBMIT.format(source=ROW_SOURCE, on_conflict=_ON_CONFLICT)
+_SUBMIT_ROWS_KEYLESS = _SUBMIT.format(source=ROW_SOURCE, on_conflict="")
+"""`SUBMIT` and `SUBMIT_KEYLESS` reading a bulk submission's jobs from one JSON document."""
 
 LOCK_TENANTS = """
 SELECT pg_advisory_xact_lock(hashtextextended('backroom.tenant:' || tenant, 0))
@@ -128,13 +137,13 @@ async def submit_each(
     """
     transition = transitions.submitted(now)
     keyless = all(new.idempotency_key is None for new in jobs)
-    rows = await connection.fetch(
-        SUBMIT_KEYLESS if keyless else SUBMIT,
-        transition.at,
-        channel,
-        transition.reason,
-        *_submit_columns(jobs),
-    )
+    if len(jobs) >= ROWS_FROM:
+        statement = _SUBMIT_ROWS_KEYLESS if keyless else _SUBMIT_ROWS
+        values: list[Any] = [rows_json(jobs, now)]
+    else:
+        statement = SUBMIT_KEYLESS if keyless else SUBMIT
+        values = _submit_columns(jobs)
+    rows = await connection.fetch(statement, transition.at, channel, transition.reason, *values)
     picks = _match_inserted(jobs, rows, now)
     wanted = sorted({pick for pick in picks if isinstance(pick, tuple)})
     stored: dict[Key, Job] = {}

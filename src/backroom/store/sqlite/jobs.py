@@ -10,7 +10,13 @@ from backroom.core.errors import StoreError
 from backroom.core.job import Job, JobState, NewJob, SubmitResult
 from backroom.core.transitions import new_job
 from backroom.store.records import JobFilter, RedriveFilter
-from backroom.store.rows import dump_json, error_columns, job_from_row
+from backroom.store.rows import (
+    NEW_JOB_COLUMNS,
+    dump_json,
+    error_columns,
+    job_from_row,
+    new_job_values,
+)
 from backroom.store.sqlite import queries
 from backroom.store.sqlite.history import record_transitions
 from backroom.store.sqlite.part import SqlitePart
@@ -20,11 +26,9 @@ from backroom.store.submit_group import SubmitGroups
 Key = tuple[str, str]
 """A tenant and an idempotency key."""
 
-_INSERT_JOB = """
-INSERT INTO jobs (tenant, task, queue, priority, state, input, max_attempts, timeout_ms,
-                  run_at, created_at, updated_at, idempotency_key, fingerprint, metadata, lane,
-                  webhook_url, traceparent)
-VALUES (?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+_INSERT_JOB = f"""
+INSERT INTO jobs (state, {NEW_JOB_COLUMNS})
+VALUES ('queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 
 _FIND_BY_KEY = "SELECT * FROM jobs WHERE tenant = ? AND idempotency_key = ?"
@@ -89,30 +93,7 @@ def _insert_jobs(connection: sqlite3.Connection, jobs: Sequence[NewJob], now: in
     # The write lock is held, and SQLite gives each new row the largest id plus one,
     # so the rows above the current largest id are exactly these, in order.
     (largest_id,) = connection.execute("SELECT COALESCE(MAX(id), 0) FROM jobs").fetchone()
-    connection.executemany(
-        _INSERT_JOB,
-        (
-            (
-                new.tenant,
-                new.task,
-                new.queue,
-                new.priority,
-                dump_json(new.input),
-                new.max_attempts,
-                new.timeout_ms,
-                new.run_at,
-                now,
-                now,
-                new.idempotency_key,
-                new.fingerprint,
-                dump_json(new.metadata),
-                new.lane,
-                new.webhook_url,
-                new.traceparent,
-            )
-            for new in jobs
-        ),
-    )
+    connection.executemany(_INSERT_JOB, [new_job_values(new, now) for new in jobs])
     (now_largest,) = connection.execute("SELECT MAX(id) FROM jobs").fetchone()
     if now_largest != largest_id + len(jobs):
         raise StoreError(f"inserted {len(jobs)} jobs but ids moved by {now_largest - largest_id}")
