@@ -7,7 +7,16 @@ from typing import Annotated
 
 import typer
 
-from backroom.llm.mock.charge import ChargeAt
+CHARGE_AT = ("usage", "admission", "completion")
+"""The values of `backroom.llm.mock.charge.ChargeAt`, named here: importing anything of
+`backroom.llm` loads both LLM SDKs (~2 s of CPU), which every other command, the worker
+first, would pay at start-up."""
+
+
+def _charge_at_choice(value: str) -> str:
+    if value not in CHARGE_AT:
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(CHARGE_AT)}")
+    return value
 
 
 def mock_llm(
@@ -22,13 +31,14 @@ def mock_llm(
         int, typer.Option(min=0, help="Wait between two streamed deltas.")
     ] = 25,
     charge_at: Annotated[
-        ChargeAt,
+        str,
         typer.Option(
-            help="When tokens count against --tpm: the real usage at admission, input + "
-            "max_output_tokens at admission (OpenAI's way), or the real usage when the "
-            "answer is sent."
+            callback=_charge_at_choice,
+            help="When tokens count against --tpm: usage (the real usage at admission), "
+            "admission (input + max_output_tokens at admission, OpenAI's way) or "
+            "completion (the real usage when the answer is sent)."
         ),
-    ] = ChargeAt.USAGE,
+    ] = "usage",
     batch_delay_ms: Annotated[
         int, typer.Option(min=0, help="How long a message batch or Batch API batch takes.")
     ] = 0,
@@ -47,6 +57,7 @@ def mock_llm(
     an error body not in the API's shape (also body=detail, body=empty); OpenAI's batches too.
     """
     # Imported here: the SDK and the web stack cost every other command ~0.5 s to load.
+    from backroom.llm.mock.charge import ChargeAt  # noqa: PLC0415
     from backroom.llm.mock.server import MockConfig, serve_mock  # noqa: PLC0415
 
     config = MockConfig(
@@ -54,7 +65,7 @@ def mock_llm(
         requests_per_minute=rpm,
         tokens_per_minute=tpm,
         stream_interval_ms=stream_interval_ms,
-        charge_at=charge_at,
+        charge_at=ChargeAt(charge_at),
         batch_delay_ms=batch_delay_ms,
         batch_expiry_ms=batch_expiry_ms,
     )
