@@ -12,7 +12,7 @@ from backroom.llm.mock.charge import ChargeAt
 
 
 def test_mock_llm_offers_every_charge_at_choice() -> None:
-    assert CHARGE_AT == tuple(choice.value for choice in ChargeAt)
+    assert tuple(choice.value for choice in ChargeAt) == CHARGE_AT
 
 
 @pytest.mark.slow

@@ -12,6 +12,7 @@ import pytest
 
 from backroom.core.feed import START, FeedFilter
 from backroom.core.job import NewJob
+from backroom.core.outcome import Succeeded
 from backroom.store.postgres.store import PostgresStore
 
 pytestmark = pytest.mark.postgres
@@ -120,6 +121,28 @@ async def test_another_process_writes_wake_feed_readers(
     other = PostgresStore.from_url(schema_url)
     try:
         await submitted(other, 1)
+        await asyncio.wait_for(woken.wait(), WAIT_S)
+    finally:
+        await other.close()
+
+
+async def test_claims_and_finishes_wake_feed_readers_after_their_commit(
+    store: PostgresStore, schema_url: str
+) -> None:
+    # Their statements commit without NOTIFY (its lock is server-wide); the store that
+    # wrote them sends the hint once they have committed (postgres/feed_hint.py).
+    other = PostgresStore.from_url(schema_url)
+    try:
+        await submitted(other, 1)
+        woken = asyncio.Event()
+        store.on_feed_change(woken.set)
+        await asyncio.wait_for(woken.wait(), WAIT_S)  # listening has started
+        woken.clear()
+        (job,) = await other.claim([], 1, "w", 60_000, T0)
+        await asyncio.wait_for(woken.wait(), WAIT_S)
+        woken.clear()
+        assert job.lease is not None
+        assert await other.finish([(job.lease, Succeeded("done"))], T0 + 1) == [True]
         await asyncio.wait_for(woken.wait(), WAIT_S)
     finally:
         await other.close()

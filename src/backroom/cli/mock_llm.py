@@ -36,7 +36,7 @@ def mock_llm(
             callback=_charge_at_choice,
             help="When tokens count against --tpm: usage (the real usage at admission), "
             "admission (input + max_output_tokens at admission, OpenAI's way) or "
-            "completion (the real usage when the answer is sent)."
+            "completion (the real usage when the answer is sent).",
         ),
     ] = "usage",
     batch_delay_ms: Annotated[

@@ -25,7 +25,7 @@ from backroom.core.job import Job, Lease
 from backroom.core.lifecycle import RunningFacts, Transition
 from backroom.core.outcome import Outcome
 from backroom.store.postgres.database import PooledConnection
-from backroom.store.postgres.history import RECORD_TRANSITIONS
+from backroom.store.postgres.history import RECORD_TRANSITIONS, RECORD_TRANSITIONS_HINTED
 from backroom.store.rows import dump_nullable_json, error_columns, job_from_row
 
 _TRANSITION_COLUMNS = """state, result, keeps_error, error_kind, error_message, run_at,
@@ -37,7 +37,7 @@ _TRANSITION_ARRAYS = """$5::text[], $6::text[], $7::boolean[], $8::text[], $9::t
     $16::bigint[], $17::text[], $18::text[]"""
 """The arrays of `_transition_row` columns, after four arrays of the rows' keys."""
 
-_END_ATTEMPTS = f"""finished AS (
+_END_ATTEMPTS = """finished AS (
     UPDATE jobs AS job SET
         state = held.state,
         result = held.result,
@@ -52,7 +52,7 @@ _END_ATTEMPTS = f"""finished AS (
         waiting_since = CASE WHEN held.wait_reason IS NULL THEN NULL
                              ELSE COALESCE(job.waiting_since, job.run_at) END
     FROM held WHERE job.id = held.id
-    RETURNING {{returning}}
+    RETURNING {returning}
 ), ended AS (
     UPDATE attempts AS attempt SET
         finished_at = $1, outcome = held.attempt_outcome,
@@ -62,13 +62,15 @@ _END_ATTEMPTS = f"""finished AS (
 ), moves AS (
     SELECT id AS job_id, $1::bigint AS at, 'running' AS from_state, state AS to_state, reason
     FROM held
-), {RECORD_TRANSITIONS}, wake AS (
+), {record}, wake AS (
     SELECT pg_notify($2, '')
     WHERE EXISTS (SELECT FROM finished WHERE state = 'queued' AND run_at <= $1)
 )"""
-"""$1 now, $2 channel; `held` has each job's id, lease `token` and transition columns."""
+"""$1 now, $2 channel; `held` has each job's id, lease `token` and transition columns;
+`{returning}` is what `finished` returns, `{record}` `RECORD_TRANSITIONS` or its
+hinted form."""
 
-FINISH = f"""
+_FINISH = f"""
 WITH outcome AS (
     SELECT * FROM unnest($3::bigint[], $4::bigint[], $19::boolean[], $20::boolean[],
                          {_TRANSITION_ARRAYS})
@@ -85,11 +87,22 @@ WITH outcome AS (
                OR outcome.when_cancel_requested = job.cancel_requested)
         FOR UPDATE
     ) AS job
-), {_END_ATTEMPTS.format(returning="job.id, job.lease_token, job.state, job.run_at")}
+), {{end_attempts}}
 SELECT finished.id, finished.lease_token, (SELECT count(*) FROM wake) AS woken FROM finished
 """
 """$1 now, $2 channel, $3 job ids, $4 tokens, $5.. the transitions' columns, $19
-`when_spent`, $20 `when_cancel_requested`: the (id, lease token) of each job applied."""
+`when_spent`, $20 `when_cancel_requested`: the (id, lease token) of each job applied;
+`{end_attempts}` is `_END_ATTEMPTS`, formatted."""
+
+_FINISHED = "job.id, job.lease_token, job.state, job.run_at"
+FINISH_NOTIFYING = _FINISH.format(
+    end_attempts=_END_ATTEMPTS.format(returning=_FINISHED, record=RECORD_TRANSITIONS)
+)
+"""The finish whose transaction wakes the feed's readers (a NOTIFY from the trigger)."""
+FINISH_HINTED = _FINISH.format(
+    end_attempts=_END_ATTEMPTS.format(returning=_FINISHED, record=RECORD_TRANSITIONS_HINTED)
+)
+"""The finish whose caller wakes the feed's readers after the commit (`FeedHint`)."""
 
 EXPIRE_LEASES = f"""
 WITH cases AS (
@@ -107,11 +120,12 @@ WITH cases AS (
     SELECT expired.id, expired.lease_token AS token, cases.* FROM expired
     JOIN cases ON cases.when_spent = expired.spent
               AND cases.when_cancel_requested = expired.cancel_requested
-), {_END_ATTEMPTS.format(returning="job.*")}
+), {_END_ATTEMPTS.format(returning="job.*", record=RECORD_TRANSITIONS_HINTED)}
 SELECT finished.*, (SELECT count(*) FROM wake) AS woken FROM finished ORDER BY id
 """
 """$1 now, $2 channel, $3.. $20 the transition of each case of `RunningFacts` (as
-`FINISH` takes them, with no job), $21 limit: the jobs swept."""
+the finish takes them, with no job), $21 limit: the jobs swept. Its caller wakes the
+feed's readers after the commit (`FeedHint`)."""
 
 
 def _transition_row(transition: Transition) -> tuple[Any, ...]:
@@ -137,7 +151,7 @@ def _transition_row(transition: Transition) -> tuple[Any, ...]:
 def _columns(
     rows: Sequence[tuple[int | None, int | None, RunningFacts | None, Transition]],
 ) -> list[list[Any]]:
-    """Parallel arrays for `FINISH` or `EXPIRE_LEASES`, from $3 to $20."""
+    """Parallel arrays for the finish or `EXPIRE_LEASES`, from $3 to $20."""
     job_ids, tokens, spent, cancel_requested, values = [], [], [], [], []
     for job_id, token, facts, transition in rows:
         job_ids.append(job_id)
@@ -159,8 +173,13 @@ async def finish(
     results: Sequence[tuple[Lease, Outcome]],
     now: int,
     channel: str,
+    *,
+    hinted: bool = False,
 ) -> list[bool]:
-    """Apply each outcome whose lease is still held; True where it was applied."""
+    """Apply each outcome whose lease is still held; True where it was applied.
+
+    `hinted`: the caller wakes the feed's readers after the commit (`FeedHint`).
+    """
     # A lease named twice in one batch applies once: only its first outcome is sent.
     first_outcomes: dict[tuple[int, int], Outcome] = {}
     for lease, outcome in results:
@@ -174,7 +193,9 @@ async def finish(
     ]
     done = {
         (row["id"], row["lease_token"])
-        for row in await connection.fetch(FINISH, now, channel, *_columns(rows))
+        for row in await connection.fetch(
+            FINISH_HINTED if hinted else FINISH_NOTIFYING, now, channel, *_columns(rows)
+        )
     }
     flags = []
     for lease, _ in results:

@@ -14,3 +14,12 @@ RECORD_TRANSITIONS = """recorded AS (
 )"""
 """A data-modifying CTE logging every row of `moves`; PostgreSQL runs it even though
 nothing reads it."""
+
+RECORD_TRANSITIONS_HINTED = """recorded AS (
+    INSERT INTO job_events (job_id, at, from_state, to_state, reason)
+    SELECT job_id, at, from_state, to_state, reason FROM moves
+    WHERE set_config('backroom.feed_hint', 'after_commit', true) IS NOT NULL
+)"""
+"""`RECORD_TRANSITIONS` for a statement whose caller wakes the feed's readers itself
+after the commit (`postgres.feed_hint`): the feed trigger stands down for its
+transaction, so that it commits without NOTIFY's server-wide lock."""

@@ -24,7 +24,7 @@ from backroom.core.outcome import Outcome
 from backroom.store.postgres import finish as finish_sql
 from backroom.store.postgres import queries
 from backroom.store.postgres.database import PooledConnection
-from backroom.store.postgres.history import RECORD_TRANSITIONS
+from backroom.store.postgres.history import RECORD_TRANSITIONS_HINTED
 from backroom.store.postgres.lanes import LANE_ROOM
 from backroom.store.postgres.part import PostgresPart
 from backroom.store.postgres.pauses import PAUSED_LANES, PAUSED_QUEUES
@@ -90,11 +90,13 @@ picked AS (
     FOR UPDATE OF job SKIP LOCKED
 ),
 claimed AS (
+    -- The ids as an array too, so that the jobs are found by primary key: joined to
+    -- `picked` alone (estimated at any size), the planner read the whole table.
     UPDATE jobs AS job
     SET state = 'running', attempt = job.attempt + 1, lease_token = job.lease_token + 1,
         lease_expires_at = $3, worker_id = $4, started_at = $1, updated_at = $1,
         cancel_requested = FALSE, lane_grant = NULL
-    FROM picked WHERE job.id = picked.id
+    FROM picked WHERE job.id = picked.id AND job.id = ANY (ARRAY(SELECT id FROM picked))
     RETURNING job.*, picked.queue_rank, picked.round
 ),
 started AS (
@@ -106,7 +108,7 @@ moves AS (
            $5::text AS reason
     FROM claimed
 ),
-{RECORD_TRANSITIONS}
+{RECORD_TRANSITIONS_HINTED}
 SELECT * FROM claimed ORDER BY queue_rank, priority DESC, round, run_at, id
 """
 """$1 now, $2 limit, $3 lease expiry, $4 worker id, $5 reason, $6 the worker's tasks
@@ -227,7 +229,10 @@ class PostgresLeases(PostgresPart):
         chosen = None if tasks is None else tuple(sorted(tasks))
         # Planned with jit off: JIT compiling the claim costs far more than it runs.
         async with self._database.with_settings() as connection:
-            return await _claim(connection, names, limit, worker_id, lease_ms, now, chosen)
+            jobs = await _claim(connection, names, limit, worker_id, lease_ms, now, chosen)
+        if jobs:
+            self._feed_hint.send()  # committed: the claim's statement did not notify
+        return jobs
 
     async def heartbeat(self, leases: Sequence[Lease], lease_ms: int, now: int) -> HeartbeatResult:
         """Extend the leases still held; report the lost ones and pending cancellations."""
@@ -241,12 +246,18 @@ class PostgresLeases(PostgresPart):
         if not results:
             return []
         async with self._database.connection() as connection:
-            return await finish_sql.finish(connection, results, now, self._channel)
+            applied = await finish_sql.finish(connection, results, now, self._channel, hinted=True)
+        if any(applied):
+            self._feed_hint.send()
+        return applied
 
     async def expire_leases(self, now: int, limit: int = 1000) -> list[Job]:
         """Return jobs whose lease expired to the queue (an attempt used) or fail them."""
         async with self._database.connection() as connection:
-            return await finish_sql.expire_leases(connection, now, limit, self._channel)
+            swept = await finish_sql.expire_leases(connection, now, limit, self._channel)
+        if swept:
+            self._feed_hint.send()
+        return swept
 
     async def next_wakeup(
         self, queues: Sequence[str], tasks: Collection[str] | None = None

@@ -9,6 +9,7 @@ from __future__ import annotations
 from backroom.core.errors import LeaseLost
 from backroom.core.job import Lease
 from backroom.store.postgres.database import PostgresDatabase
+from backroom.store.postgres.feed_hint import FeedHint
 from backroom.store.postgres.listener import NewWorkListener, PollingOnly
 
 
@@ -19,6 +20,8 @@ class PostgresPart:
     _channel: str
     """The LISTEN/NOTIFY channel on which writes announce claimable work."""
     _listener: NewWorkListener | PollingOnly
+    _feed_hint: FeedHint
+    """Wakes the feed's readers after a claim or finish that did not (see `feed_hint`)."""
 
 
 def lease_lost(lease: Lease) -> LeaseLost:

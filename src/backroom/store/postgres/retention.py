@@ -43,7 +43,7 @@ SELECT count(*) FROM jobs_gone
 
 PRUNE = f"""
 WITH doomed AS (
-    -- `finished_at < $1` admits the partial index `jobs_finished` (finished jobs only).
+    -- `finished_at < $1` admits the partial index `jobs_finished_at` (finished jobs only).
     SELECT id FROM jobs
     WHERE state = ANY ($2::text[]) AND finished_at < $1 AND {_READ_BY_EVERY_READER}
     LIMIT $3

@@ -18,6 +18,7 @@ from backroom.store.postgres import queries, retention
 from backroom.store.postgres.batches import PostgresBatches
 from backroom.store.postgres.calls import PostgresCalls
 from backroom.store.postgres.database import PostgresDatabase, PostgresSettings
+from backroom.store.postgres.feed_hint import FeedHint
 from backroom.store.postgres.feed_methods import PostgresFeed
 from backroom.store.postgres.handler_writes import PostgresHandlerWrites
 from backroom.store.postgres.insight import PostgresInsight
@@ -58,6 +59,7 @@ class PostgresStore(
         self._database = PostgresDatabase(settings)
         self._channel = settings.channel
         self._listener = new_work_listener(self._database.connect, settings)
+        self._feed_hint = FeedHint(self._database)
         # Groups in flight at once: the pool's connections but one, left for the rest.
         parallel = max(1, settings.max_connections - 1)
         self._submit_groups = SubmitGroups(self._submit_group, self._submit_alone, parallel)
@@ -102,4 +104,5 @@ class PostgresStore(
         """Stop listening and close every connection."""
         await self._listener.close()
         await self._close_feed_listener()
+        await self._feed_hint.close()
         await self._database.close()

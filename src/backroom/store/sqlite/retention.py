@@ -19,8 +19,8 @@ _READ_BY_EVERY_READER = """NOT EXISTS (
       SELECT 1 FROM job_events AS e
       WHERE e.job_id = jobs.id AND e.id > (SELECT min(event_id) FROM feed_cursors))"""
 
-# `finished_at < ?` lets SQLite use the partial index `jobs_finished`, whose rows are
-# the finished jobs only.
+# `finished_at < ?` lets SQLite read the partial index `jobs_finished_at` from its
+# start, whose rows are the finished jobs only.
 _DOOMED = f"""
 SELECT id FROM jobs
 WHERE state IN (SELECT value FROM json_each(?)) AND finished_at < ?
