@@ -13,6 +13,13 @@ CHARGE_AT = ("usage", "admission", "completion")
 first, would pay at start-up."""
 
 
+_CHARGE_AT_HELP = (
+    "When tokens count against --tpm: usage (the real usage at admission), admission "
+    "(input + max_output_tokens at admission, OpenAI's way) or completion (the real "
+    "usage when the answer is sent)."
+)
+
+
 def _charge_at_choice(value: str) -> str:
     if value not in CHARGE_AT:
         raise typer.BadParameter(f"{value!r} is not one of {', '.join(CHARGE_AT)}")
@@ -31,13 +38,7 @@ def mock_llm(
         int, typer.Option(min=0, help="Wait between two streamed deltas.")
     ] = 25,
     charge_at: Annotated[
-        str,
-        typer.Option(
-            callback=_charge_at_choice,
-            help="When tokens count against --tpm: usage (the real usage at admission), "
-            "admission (input + max_output_tokens at admission, OpenAI's way) or "
-            "completion (the real usage when the answer is sent).",
-        ),
+        str, typer.Option(callback=_charge_at_choice, help=_CHARGE_AT_HELP)
     ] = "usage",
     batch_delay_ms: Annotated[
         int, typer.Option(min=0, help="How long a message batch or Batch API batch takes.")
