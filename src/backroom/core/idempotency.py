@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import hashlib
-import json
 
 from backroom.core.job import JSON
+from backroom.core.json_text import text_encoder
 
-# One encoder for every call: `json.dumps` with options builds a new one each time.
-_CANONICAL = json.JSONEncoder(
-    sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-)
+_CANONICAL = text_encoder(sort_keys=True, ensure_ascii=False, allow_nan=False)
 
 
 def fingerprint(task: str, payload: JSON, options: dict[str, JSON] | None = None) -> str:
@@ -19,5 +16,5 @@ def fingerprint(task: str, payload: JSON, options: dict[str, JSON] | None = None
     Keys are sorted and separators fixed, so `{"a": 1, "b": 2}` and `{"b": 2, "a": 1}`
     give the same fingerprint.
     """
-    canonical = _CANONICAL.encode({"task": task, "input": payload, "options": options or {}})
+    canonical = _CANONICAL({"task": task, "input": payload, "options": options or {}})
     return hashlib.sha256(canonical.encode()).hexdigest()

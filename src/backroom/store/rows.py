@@ -20,6 +20,7 @@ from backroom.core.job import (
     NewJob,
     WaitReason,
 )
+from backroom.core.json_text import text_encoder
 from backroom.core.usage import DailyBudget
 from backroom.store.records import JobCount, Pause, PauseKind, QueueStats, TaskBacklog, Tenant
 
@@ -31,8 +32,7 @@ class Row(Protocol):
         """The value of column `key`."""
 
 
-# One encoder for every call: `json.dumps` with options builds a new one each time.
-_COMPACT_JSON = json.JSONEncoder(separators=(",", ":"))
+_COMPACT_JSON = text_encoder(sort_keys=False, ensure_ascii=True, allow_nan=True)
 
 
 def dump_json(value: JSON) -> str:
@@ -45,7 +45,7 @@ def dump_json(value: JSON) -> str:
         return "null"
     if type(value) is dict and not value:
         return "{}"
-    return _COMPACT_JSON.encode(value)
+    return _COMPACT_JSON(value)
 
 
 def new_job_values(new: NewJob, now: int) -> tuple[Any, ...]:
