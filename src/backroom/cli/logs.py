@@ -16,6 +16,7 @@ import json
 import logging
 import re
 import sys
+import threading
 from datetime import UTC, datetime
 from typing import Annotated, Any, TextIO
 
@@ -68,12 +69,6 @@ def redact_secrets(text: str) -> str:
     return text
 
 
-def record_fields(record: logging.LogRecord) -> dict[str, Any]:
-    """The facts a record carries besides its message (a job transition's, say)."""
-    fields = getattr(record, FIELDS, None)
-    return dict(fields) if isinstance(fields, dict) else {}
-
-
 class TextLines(logging.Formatter):
     """A readable line: time, level, logger, message, then the record's facts as
     `key=value` (secrets masked)."""
@@ -94,11 +89,16 @@ class TextLines(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         """The record as one line of text."""
-        line = super().format(record)
-        fields = record_fields(record)
-        fields.pop("event", None)  # the message says what happened
-        if fields:
-            line += " [" + " ".join(f"{key}={value}" for key, value in fields.items()) + "]"
+        if record.exc_info or record.exc_text or record.stack_info:
+            line = super().format(record)
+        else:  # what the format above gives, without its per-record lookups
+            line = f"{self.formatTime(record)} {record.levelname} {record.name}: "
+            line += record.getMessage()
+        fields = getattr(record, FIELDS, None)
+        if isinstance(fields, dict):  # the message says what happened: no event
+            facts = [f"{key}={value}" for key, value in fields.items() if key != "event"]
+            if facts:
+                line += " [" + " ".join(facts) + "]"
         return redact_secrets(line)
 
 
@@ -106,19 +106,30 @@ class JsonLines(logging.Formatter):
     """One JSON object per record: time, level, logger, message, the record's facts
     (event, job_id, tenant, ...) and the traceback, secrets masked."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._second: tuple[int, str] = (-1, "")
+
+    def _time(self, record: logging.LogRecord) -> str:
+        """ISO 8601 in UTC to the millisecond, the date and time to the second
+        formatted once a second."""
+        second = int(record.created)
+        if self._second[0] != second:
+            stamp = datetime.fromtimestamp(second, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
+            self._second = (second, stamp)
+        return f"{self._second[1]}.{int(record.msecs):03d}+00:00"
+
     def format(self, record: logging.LogRecord) -> str:
         """The record as a single line of JSON."""
         entry: dict[str, Any] = {
-            "time": datetime.fromtimestamp(record.created, tz=UTC).isoformat(
-                timespec="milliseconds"
-            ),
+            "time": self._time(record),
             "level": record.levelname.lower(),
             "logger": record.name,
             "message": record.getMessage(),
         }
-        entry.update(
-            (key, value) for key, value in record_fields(record).items() if key not in entry
-        )
+        fields = getattr(record, FIELDS, None)
+        if isinstance(fields, dict):
+            entry.update((key, value) for key, value in fields.items() if key not in entry)
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         return redact_secrets(json.dumps(entry, ensure_ascii=False))
@@ -139,6 +150,7 @@ class _StderrLines(logging.StreamHandler[TextIO]):
         super().__init__()
         self._pending: list[str] = []
         self._flush_on: asyncio.AbstractEventLoop | None = None
+        self._flush_thread = 0
 
     def emit(self, record: logging.LogRecord) -> None:
         """Format `record` and write it out, now or at the loop's next pass."""
@@ -150,13 +162,16 @@ class _StderrLines(logging.StreamHandler[TextIO]):
         if record.levelno >= logging.WARNING or len(self._pending) >= self._LIMIT:
             self.flush()
             return
+        pending_on = self._flush_on
+        if pending_on and self._flush_thread == threading.get_ident() and pending_on.is_running():
+            return  # this thread's loop writes it out with the rest at its next pass
         try:
-            loop = asyncio.get_running_loop()
+            loop = asyncio.get_running_loop()  # (a system call a record: not each time)
         except RuntimeError:
             self.flush()
             return
         if self._flush_on is not loop:
-            self._flush_on = loop
+            self._flush_on, self._flush_thread = loop, threading.get_ident()
             loop.call_soon(self.flush)
 
     def flush(self) -> None:

@@ -9,9 +9,13 @@ class and message; a job's input, result and metadata never reach the log.
 
 from __future__ import annotations
 
+import asyncio
 import logging
+import os
+import threading
 from typing import Any
 
+from backroom.clock import SystemClock
 from backroom.core.job import Job
 from backroom.core.outcome import Deferred, Failed, Outcome, RetryAt
 from backroom.telemetry.process_metrics import error_class, outcome_name
@@ -35,14 +39,63 @@ def _job_fields(job: Job, event: str, **more: Any) -> dict[str, Any]:
     return fields
 
 
+_WALL = SystemClock()
+"""A record's time is the wall clock's, whatever clock the worker runs on."""
+_shared: tuple[int, dict[str, Any]] = (-1, {})
+"""A record's attributes that stay the same in one thread of one process (its pid,
+thread and process names, ...), taken from a record made the standard way."""
+
+
+def _forget_shared() -> None:
+    global _shared  # noqa: PLW0603  # a forked child has another pid
+    _shared = (-1, {})
+
+
+os.register_at_fork(after_in_child=_forget_shared)
+
+
+def _record(level: int, message: str, fields: dict[str, Any]) -> logging.LogRecord:
+    """A record as `Logger.makeRecord` makes it, for a fraction of its cost.
+
+    Made directly (not through `Logger.log`, which first walks the stack for the
+    caller's file and line, which no format here shows), and from the attributes this
+    thread shares (`LogRecord.__init__` looks up the thread, the process and its name
+    for every record: two records a job add up). A custom record factory is honoured.
+    """
+    global _shared  # noqa: PLW0603  # refreshed per thread
+    if logging.getLogRecordFactory() is not logging.LogRecord:
+        made = log.makeRecord(log.name, level, __file__, 0, message, (), None)
+        made.fields = fields
+        return made
+    key = threading.get_ident()
+    if _shared[0] != key:
+        made = log.makeRecord(log.name, level, __file__, 0, message, (), None)
+        _shared = (key, dict(made.__dict__))
+    base = _shared[1]
+    record = logging.LogRecord.__new__(logging.LogRecord)
+    record.__dict__.update(base)
+    now = _WALL.now()  # ms: what every format shows
+    record.created = now / 1000
+    record.msecs = now % 1000 + 0.0
+    record.relativeCreated = base["relativeCreated"] + (now - base["created"] * 1000)
+    record.msg, record.levelno, record.levelname = message, level, logging.getLevelName(level)
+    record.fields = fields
+    if "taskName" in base:  # Python 3.12+: the asyncio task, as `LogRecord` names it
+        record.taskName = _task_name()
+    return record
+
+
+def _task_name() -> str | None:
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:
+        return None
+    return None if task is None else task.get_name()
+
+
 def _emit(level: int, message: str, fields: dict[str, Any]) -> None:
-    # Made and handled directly: `Logger.log` would first walk the stack for the
-    # caller's file and line, which no format here shows (two lines a job add up).
     if log.isEnabledFor(level):
-        record = log.makeRecord(
-            log.name, level, __file__, 0, message, (), None, extra={FIELDS: fields}
-        )
-        log.handle(record)
+        log.handle(_record(level, message, fields))
 
 
 def _seconds(ms: int) -> str:
@@ -51,6 +104,8 @@ def _seconds(ms: int) -> str:
 
 def log_started(job: Job) -> None:
     """A worker began an attempt of `job` (as claimed)."""
+    if not log.isEnabledFor(logging.INFO):
+        return
     waited = None if job.started_at is None else max(0, job.started_at - job.run_at)
     name = f"job {job.id} ({job.task}) attempt {job.attempt}/{job.max_attempts}"
     _emit(
@@ -62,6 +117,9 @@ def log_started(job: Job) -> None:
 
 def log_attempt_end(job: Job, outcome: Outcome, now: int) -> None:
     """The stored end of an attempt of `job` (as claimed), at `now`."""
+    level = _level(outcome)
+    if not log.isEnabledFor(level):
+        return
     outcome_text = outcome_name(outcome)
     duration = None if job.started_at is None else max(0, now - job.started_at)
     fields = _job_fields(
@@ -71,30 +129,33 @@ def log_attempt_end(job: Job, outcome: Outcome, now: int) -> None:
         error_class=error_class(outcome) or None,
         duration_ms=duration,
     )
-    level, message = _sentence(job, outcome, now, duration or 0)
-    _emit(level, message, fields)
+    _emit(level, _sentence(job, outcome, now, duration or 0), fields)
 
 
-def _sentence(job: Job, outcome: Outcome, now: int, duration: int) -> tuple[int, str]:
-    """The level and the words of an attempt's end."""
+def _level(outcome: Outcome) -> int:
+    """How severe an attempt's end is: a retry warns, a failure for good is an error."""
+    if isinstance(outcome, RetryAt):
+        return logging.WARNING
+    return logging.ERROR if isinstance(outcome, Failed) else logging.INFO
+
+
+def _sentence(job: Job, outcome: Outcome, now: int, duration: int) -> str:
+    """The words of an attempt's end."""
     name, tries = f"job {job.id} ({job.task})", f"{job.attempt}/{job.max_attempts}"
     if isinstance(outcome, RetryAt):
         retry = f"retrying in {_seconds(outcome.at - now)}"
-        return logging.WARNING, f"{name} attempt {tries} failed, {retry}: {outcome.error}"
+        return f"{name} attempt {tries} failed, {retry}: {outcome.error}"
     if isinstance(outcome, Failed):
-        return logging.ERROR, f"{name} failed for good after attempt {tries}: {outcome.error}"
+        return f"{name} failed for good after attempt {tries}: {outcome.error}"
     if isinstance(outcome, Deferred):
         reason = f"{outcome.reason}: {outcome.error}" if outcome.error else outcome.reason
-        return (
-            logging.INFO,
-            f"{name} attempt {tries} deferred {_seconds(outcome.run_at - now)}: {reason}",
-        )
+        return f"{name} attempt {tries} deferred {_seconds(outcome.run_at - now)}: {reason}"
     ended = outcome_name(outcome)
     if ended == "succeeded":
-        return logging.INFO, f"{name} succeeded on attempt {tries} in {_seconds(duration)}"
+        return f"{name} succeeded on attempt {tries} in {_seconds(duration)}"
     if ended == "released":
-        return logging.INFO, f"{name} handed back to the queue at shutdown, attempt {tries}"
-    return logging.INFO, f"{name} cancelled during attempt {tries}"
+        return f"{name} handed back to the queue at shutdown, attempt {tries}"
+    return f"{name} cancelled during attempt {tries}"
 
 
 def log_job_change(job: Job, event: str, words: str) -> None:
