@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import inspect
+
+from backroom.api.server import ServeConfig
+from backroom.cli.serve import serve_command
+from backroom.cli.worker import worker
 from backroom.runtime.claim_batch import SlotGathering
 from backroom.runtime.worker_config import WorkerConfig
 
@@ -32,3 +37,12 @@ def test_a_busy_worker_waits_for_the_floor_at_most_a_poll_interval() -> None:
 def test_the_wait_ends_by_stop_at() -> None:
     config = WorkerConfig(concurrency=100, poll_interval_ms=1_000, stop_at=T0 + 300)
     assert SlotGathering(config).until(T0, 1, running=99) == T0 + 300
+
+
+def test_the_library_the_worker_command_and_serve_share_one_default() -> None:
+    commands = [inspect.signature(command).parameters for command in (worker, serve_command)]
+    assert [parameters["concurrency"].default for parameters in commands] == [
+        WorkerConfig().concurrency
+    ] * 2
+    assert ServeConfig().concurrency == WorkerConfig().concurrency
+    assert inspect.signature(worker).parameters["claim_batch"].default is None

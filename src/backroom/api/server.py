@@ -28,7 +28,7 @@ from backroom.app import App
 from backroom.config import HttpLimits, redacted_url
 from backroom.core.job import DEFAULT_TENANT
 from backroom.runtime.startup import opened_when_reachable
-from backroom.runtime.worker_config import WorkerConfig
+from backroom.runtime.worker_config import DEFAULT_CONCURRENCY, WorkerConfig
 from backroom.service.api_keys import issue_key, list_tenants
 from backroom.webhooks.runtime import WebhookSettings, install_webhooks, with_webhook_queue
 
@@ -44,7 +44,7 @@ class ServeConfig:
     host: str = "127.0.0.1"
     port: int = 8000
     workers: int = 1
-    concurrency: int = 100
+    concurrency: int = DEFAULT_CONCURRENCY
     poll_interval_ms: int = 1_000
     limits: HttpLimits = field(default_factory=HttpLimits)
     webhooks: WebhookSettings = field(default_factory=WebhookSettings)

@@ -18,9 +18,10 @@ from backroom.cli.options import (
     PoolMinOption,
 )
 from backroom.cli.targets import CliError
-from backroom.cli.worker import DEFAULT_CONCURRENCY, AppOption, BuiltinTasksOption, LlmConfigOption
+from backroom.cli.worker import AppOption, BuiltinTasksOption, LlmConfigOption
 from backroom.config import HttpLimits, Settings
 from backroom.core.job import DEFAULT_QUEUES
+from backroom.runtime.worker_config import DEFAULT_CONCURRENCY
 from backroom.webhooks.runtime import WebhookSettings
 
 _LIMITS = HttpLimits()

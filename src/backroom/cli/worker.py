@@ -25,16 +25,10 @@ from backroom.cli.options import (
 from backroom.config import Settings, redacted_url
 from backroom.core.usage import OverBudget
 from backroom.runtime.startup import opened_when_reachable
-from backroom.runtime.worker_config import WorkerConfig
+from backroom.runtime.worker_config import DEFAULT_CONCURRENCY, WorkerConfig
 from backroom.webhooks.runtime import WebhookSettings, install_webhooks
 
 log = logging.getLogger("backroom.cli")
-
-DEFAULT_CONCURRENCY = 100
-"""Jobs one worker runs at once. Handlers are mostly async and wait on the network (an
-LLM call, say), so a slot costs little: 100 keeps a PostgreSQL worker about three
-times as busy as 10. Lower it for blocking (sync) handlers, which take a thread each,
-or for handlers heavy on CPU or memory."""
 
 AppOption = Annotated[
     str | None,
@@ -63,6 +57,15 @@ def worker(
     concurrency: Annotated[
         int, typer.Option(min=1, help="Jobs run at once (lower it for sync or CPU-heavy tasks).")
     ] = DEFAULT_CONCURRENCY,
+    claim_batch: Annotated[
+        int | None,
+        typer.Option(
+            min=1,
+            help="Free slots a busy worker gathers before it claims (default: a tenth of "
+            "--concurrency; an idle worker claims at once).",
+            show_default=False,
+        ),
+    ] = None,
     queues: Annotated[
         list[str] | None, typer.Option("--queues", help="Queues to serve (all by default).")
     ] = None,
@@ -102,6 +105,7 @@ def worker(
     config = WorkerConfig(
         queues=names,
         concurrency=concurrency,
+        claim_batch=claim_batch,
         lease_ms=round(lease * 1000),
         burst=burst,
         over_budget=over_budget,

@@ -10,6 +10,15 @@ from dataclasses import dataclass, field
 from backroom.core.usage import OverBudget
 from backroom.runtime.retention import RetentionPolicy
 
+DEFAULT_CONCURRENCY = 200
+"""Jobs one worker runs at once unless told (the library's `WorkerConfig` and the CLI's
+`backroom worker` and `serve` alike). Handlers are mostly async and wait on the network
+(an LLM call, say), so a slot costs a task and little memory; and a worker claims its
+free slots in one statement, so for short jobs the slots are the batch: at 200 a
+PostgreSQL worker ran no-op jobs ~2x as fast as at 100 and ~6x as fast as at 10, with
+the same claim's latency (docs/benchmarks.md). Lower it for blocking (sync) handlers,
+which take a thread each, or for handlers heavy on CPU or memory."""
+
 
 def default_worker_id() -> str:
     """host:pid:random, unique enough to tell workers apart in attempt records."""
@@ -34,7 +43,7 @@ class WorkerConfig:
     """
 
     queues: tuple[str, ...] = ()
-    concurrency: int = 10
+    concurrency: int = DEFAULT_CONCURRENCY
     claim_batch: int | None = None
     lease_ms: int = 30_000
     heartbeat_ms: int | None = None
