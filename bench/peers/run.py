@@ -1,7 +1,7 @@
 """backroom beside PgQueuer, Procrastinate, Celery, Dramatiq, SAQ, arq, RQ and huey.
 
     make bench-peers          (python -m bench.peers.run --docs in build/peers-venv)
-    python -m bench.peers.run [--jobs 10000] [--rounds 3] [--samples 100] [--only NAME]
+    python -m bench.peers.run [--jobs 10000] [--rounds 3] [--samples 100] [--only NAME,...]
         [--out build/peers] [--docs] [--check]
 
 Each system at its defaults, its worker started by its own command in processes of its
@@ -60,6 +60,12 @@ async def systems(stack: contextlib.AsyncExitStack, server: Server, folder: Path
     ]
 
 
+def chosen_by(only: str, name: str) -> bool:
+    """Whether `--only` (names or parts of names, comma-separated; empty: all) picks `name`."""
+    parts = [part.strip().lower() for part in only.split(",") if part.strip()]
+    return not parts or any(part in name.lower() for part in parts)
+
+
 def label(system: System) -> str:
     """How a system is named in the results: `backroom (PostgreSQL)`."""
     return f"{system.name} ({system.store})"
@@ -73,7 +79,7 @@ async def run(args: argparse.Namespace, out: Path) -> Results:
         chosen = [
             system
             for system in await systems(stack, Server(args.server, args.admin_db), folder)
-            if not args.only or args.only.lower() in label(system).lower()
+            if chosen_by(args.only, label(system))
         ]
         for system in chosen:
             await system.prepare()
@@ -105,7 +111,11 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--samples", type=int, default=100, help="pickup samples per round")
-    parser.add_argument("--only", default="", help="run only the systems whose name has this")
+    parser.add_argument(
+        "--only",
+        default="",
+        help="run only the systems whose name has one of these (comma-separated)",
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "build" / "peers")
     parser.add_argument("--docs", action="store_true", help="write docs/benchmarks.md and PNG")
     parser.add_argument("--check", action="store_true", help="exit 1 if a figure is missing")
