@@ -1,9 +1,10 @@
-"""The quick path of POST /v1/jobs (`api.quick_submit`) answers as the route does.
+"""POST /v1/jobs answers alike whatever shape an acceptable request takes.
 
-An ordinary submission is answered by the quick path; one with anything unusual (here a
-charset in its Content-Type, a chunked body, a read-only key) by the FastAPI route.
-Both must give the same answers, and a revoked key must stop working on the quick path
-once the key cache's time has passed, as it does on every other route.
+Ordinary submissions once had a quick path of their own in front of the route; the
+route now reads its request itself and is the only path. These tests remain: an
+ordinary submission and one with a charset in its Content-Type, a chunked body and a
+read-only key must get the same answers, and a revoked key must stop working once the
+key cache's time has passed, as it does on every other route.
 """
 
 from __future__ import annotations

@@ -14,7 +14,6 @@ MAX_FUNCTION_LINES = 50
 
 # Declarations kept whole: a route factory's routes, a command's options.
 LONG_DECLARATIONS = {
-    ("src/backroom/api/routes/jobs.py", "jobs_router"),
     ("src/backroom/api/routes/webhooks.py", "webhooks_router"),
     ("src/backroom/cli/serve.py", "serve_command"),
     ("src/backroom/cli/worker.py", "worker"),

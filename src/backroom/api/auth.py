@@ -14,6 +14,7 @@ from typing import Annotated
 
 from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+from fastapi.security.utils import get_authorization_scheme_param
 
 from backroom.api.key_cache import TenantCache
 from backroom.api.problems import ProblemError
@@ -35,11 +36,20 @@ def _unauthorized(detail: str) -> ProblemError:
     return ProblemError(problem(401, detail, headers={"WWW-Authenticate": "Bearer"}))
 
 
+def bearer_key(authorization: str | None) -> str | None:
+    """The key of an `Authorization: Bearer KEY` header value; None for anything else
+    (what FastAPI's `HTTPBearer` accepts, for routes that read the header themselves)."""
+    scheme, credentials = get_authorization_scheme_param(authorization)
+    if not credentials or scheme.lower() != "bearer":
+        return None
+    return credentials
+
+
 class CallerLookup:
     """Who holds an API key: the settings' admin key, or a tenant's key (its tenant
     remembered for `key_cache_ms`, see `key_cache`). Shared by the `authenticator`
-    dependency and the quick path of `POST /v1/jobs` (`api.quick_submit`), so both
-    see one cache and a revoked key stops working in both at once."""
+    dependency and `POST /v1/jobs` (which reads its headers itself), so both see one
+    cache and a revoked key stops working in both at once."""
 
     def __init__(self, app: App, admin_key: str | None, key_cache_ms: int) -> None:
         self._app = app
@@ -61,6 +71,20 @@ class CallerLookup:
             self._cache.put(digest, holder)
         return caller_for(holder)
 
+    async def admit(self, key: str | None, method: str) -> Caller:
+        """The caller of a request with `key` (None: no bearer key) and `method`;
+        `ProblemError` with the 401 (no key, unknown or revoked) or 403 (a read-only
+        key asked to write) it earns."""
+        if key is None:
+            raise _unauthorized("send an API key: Authorization: Bearer KEY")
+        caller = await self.caller(key)
+        if caller is None:
+            raise _unauthorized("the API key is unknown or revoked")
+        refused = None if method in _READS else refuse_read_only(caller)
+        if refused is not None:
+            raise ProblemError(refused)
+        return caller
+
 
 def authenticator(lookup: CallerLookup) -> Authenticator:
     """A FastAPI dependency that answers the caller of a request, or raises a 401."""
@@ -70,14 +94,7 @@ def authenticator(lookup: CallerLookup) -> Authenticator:
         request: Request,
         credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)],
     ) -> Caller:
-        if credentials is None:
-            raise _unauthorized("send an API key: Authorization: Bearer KEY")
-        caller = await lookup.caller(credentials.credentials)
-        if caller is None:
-            raise _unauthorized("the API key is unknown or revoked")
-        refused = None if request.method in _READS else refuse_read_only(caller)
-        if refused is not None:
-            raise ProblemError(refused)
-        return caller
+        key = None if credentials is None else credentials.credentials
+        return await lookup.admit(key, request.method)
 
     return authenticate

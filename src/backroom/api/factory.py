@@ -5,21 +5,22 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from functools import partial
 from importlib.metadata import version
 from typing import Any
 
 from fastapi import FastAPI
+from fastapi.routing import APIRoute
 from pydantic.json_schema import models_json_schema
-from starlette.types import Receive, Scope, Send
+from starlette.middleware.errors import ServerErrorMiddleware
+from starlette.middleware.exceptions import ExceptionMiddleware
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from backroom.api.auth import CallerLookup, authenticator
 from backroom.api.body_limit import BodyLimit
 from backroom.api.docs import install_docs
 from backroom.api.models.batch import BatchJob
-from backroom.api.models.jobs import Problem
+from backroom.api.models.jobs import Problem, SubmitRequest
 from backroom.api.problems import index_methods, install_problem_handlers
-from backroom.api.quick_submit import QuickSubmit
 from backroom.api.routes.admin import admin_router
 from backroom.api.routes.batch import batch_router
 from backroom.api.routes.dead_letters import dead_letters_router
@@ -29,6 +30,7 @@ from backroom.api.routes.llm import llm_router
 from backroom.api.routes.operations import operations_router
 from backroom.api.routes.provider_batches import provider_batches_router
 from backroom.api.routes.queues import queues_router
+from backroom.api.routes.submit import add_submit_route
 from backroom.api.routes.webhooks import webhooks_router
 from backroom.api.settings import ApiSettings
 from backroom.app import App
@@ -66,20 +68,17 @@ def create_api(app: App, settings: ApiSettings | None = None) -> FastAPI:
         redirect_slashes=False,
         lifespan=lifespan,
     )
-    install_problem_handlers(api)
-    install_docs(api)
     callers = CallerLookup(app, chosen.admin_key, chosen.key_cache_ms)
     authenticate = authenticator(callers)
     policy = SubmitPolicy(
         chosen.queues_with(app.tasks), chosen.full_retry_after_s, chosen.webhook_policy
     )
+    api.submit_route = add_submit_route(api, app, callers, policy)
+    install_problem_handlers(api)
+    install_docs(api)
     api.add_middleware(BodyLimit, max_bytes=chosen.max_body_bytes)
-    # Ordinary submissions skip the framework; anything else goes to FastAPI's own call.
-    framework = partial(FastAPI.__call__, api)
-    limit = chosen.max_body_bytes
-    api.quick = QuickSubmit(framework, app, callers, policy, max_body_bytes=limit)
     routers = [
-        jobs_router(app, authenticate, policy),
+        jobs_router(app, authenticate),
         batch_router(app, authenticate, policy),
         dead_letters_router(app, authenticate),
         events_router(app, authenticate, hub),
@@ -92,25 +91,58 @@ def create_api(app: App, settings: ApiSettings | None = None) -> FastAPI:
     ]
     for router in routers:
         api.include_router(router)
-    index_methods(api, routers)
+    index_methods(api, [api.router, *routers])
     install_dashboard(api, app, hub, chosen.admin_key, chosen.dashboard_secret)
     return api
 
 
 class _BackroomApi(FastAPI):
     """FastAPI, whose OpenAPI document also defines `Problem`, the schema that every
-    error response names (FastAPI only collects the models of success responses), and
-    `BatchJob`, which a batch's jobs are checked against one by one; and whose ordinary
-    `POST /v1/jobs` requests are answered by `quick` before any middleware."""
+    error response names (FastAPI only collects the models of success responses),
+    `BatchJob`, which a batch's jobs are checked against one by one, and `SubmitRequest`,
+    the body of `POST /v1/jobs`, which reads its body itself (see `routes.submit`); and
+    which hands `POST /v1/jobs` to its route at once.
 
-    quick: QuickSubmit | None = None
+    A submission is the request the API answers most, and FastAPI's own layers cost it
+    as much as the submission itself (py-spy under load: route matching twice per
+    included router, an OpenTelemetry check that reads the environment, and a stack of
+    middleware, see docs/benchmarks.md). `POST /v1/jobs` goes straight to its route,
+    inside the app's own middleware and exception handlers (`_direct_stack`, built as
+    Starlette builds the full stack), so it is answered exactly as after routing.
+    """
+
+    submit_route: APIRoute | None = None
+    _direct: ASGIApp | None = None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """Answer one ASGI call: the quick path's, which passes the rest to FastAPI."""
-        if self.quick is None:
-            await super().__call__(scope, receive, send)
-        else:
-            await self.quick(scope, receive, send)
+        """Answer one ASGI call: `POST /v1/jobs` by its route at once, the rest as FastAPI."""
+        if (
+            self.submit_route is not None
+            and scope["type"] == "http"
+            and scope["method"] == "POST"
+            and scope["path"] == self.submit_route.path
+            and not scope.get("root_path")
+        ):
+            if self._direct is None:
+                self._direct = self._direct_stack(self.submit_route)
+            scope["app"] = self
+            await self._direct(scope, receive, send)
+            return
+        await super().__call__(scope, receive, send)
+
+    def _direct_stack(self, route: APIRoute) -> ASGIApp:
+        """`route` inside the app's error handlers and user middleware, as in the full stack
+        (without FastAPI's telemetry, body-size and exit-stack layers, unused here)."""
+        handlers, unexpected = {}, None
+        for key, handler in self.exception_handlers.items():
+            if key in (500, Exception):
+                unexpected = handler
+            else:
+                handlers[key] = handler
+        app: ASGIApp = ExceptionMiddleware(route.handle, handlers=handlers, debug=self.debug)
+        for cls, args, kwargs in reversed(self.user_middleware):
+            app = cls(app, *args, **kwargs)
+        return ServerErrorMiddleware(app, handler=unexpected, debug=self.debug)
 
     def openapi(self) -> dict[str, Any]:
         """The OpenAPI document, built on first use."""
@@ -118,7 +150,7 @@ class _BackroomApi(FastAPI):
             return self.openapi_schema
         schema = super().openapi()  # cached by FastAPI, so completed once, in place
         _, definitions = models_json_schema(
-            [(Problem, "serialization"), (BatchJob, "validation")],
+            [(Problem, "serialization"), (BatchJob, "validation"), (SubmitRequest, "validation")],
             ref_template="#/components/schemas/{model}",
         )
         schema.setdefault("components", {}).setdefault("schemas", {}).update(

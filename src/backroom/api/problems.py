@@ -68,16 +68,20 @@ def _allowed_methods(request: Request) -> str:
 async def _on_http_error(request: Request, error: Exception) -> JSONResponse:
     assert isinstance(error, StarletteHTTPException)
     if error.status_code == 400 and isinstance(error.__cause__, ValueError | RecursionError):
-        # FastAPI's 400 for a body it could not decode (not UTF-8, nested too deep):
-        # to a client that is an invalid body, like any other, so a 422 naming it.
-        reason = f"the body is not valid JSON text: {type(error.__cause__).__name__}"
-        return to_response(invalid_field(("body",), reason))
+        # FastAPI's 400 for a body it could not decode (not UTF-8, nested too deep).
+        return to_response(undecodable_body(error.__cause__))
     title = HTTP_TITLES.get(error.status_code, "Error")
     detail = error.detail if error.detail and error.detail != title else title
     headers = dict(error.headers or {})
     if error.status_code == 405:
         headers["Allow"] = _allowed_methods(request)
     return to_response(problem(error.status_code, detail, headers=headers))
+
+
+def undecodable_body(error: ValueError | RecursionError) -> Reply:
+    """The 422 for a JSON body that `json.loads` could not decode for a reason other than
+    its syntax (not UTF-8, nested too deep): to a client, an invalid body like any other."""
+    return invalid_field(("body",), f"the body is not valid JSON text: {type(error).__name__}")
 
 
 def _field_error(entry: Any, prefix: tuple[str, ...]) -> dict[str, Any]:
