@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import json
 import logging
 import shlex
@@ -180,6 +181,7 @@ async def serve(
         _log_serving(app, base_url, len(workers), queues, config)
         if welcome:
             print_welcome(app, base_url, key, emit)
+        gc.freeze()  # start-up's objects outlive requests: no full collection walks them
         try:
             await server.serve(sockets=[listener])
         finally:
