@@ -6,7 +6,7 @@
 Each round runs every system with each number of processes, in alternating order, on
 a queue of `--jobs` jobs enqueued in bulk beforehand (VACUUM ANALYZE, CHECKPOINT, then
 the run): backroom's `backroom worker --burst` at its defaults (and at `--concurrency
-200`), PgQueuer draining its queue at its defaults (batch 10) and with `batch_size=100`.
+100`), PgQueuer draining its queue at its defaults (batch 10) and with `batch_size=100`.
 The rate is jobs over the processing window (the first start to the last end, as each
 system stores them); the WAL per job is what the run wrote into its own database (see
 `bench.postgres_wal`), with the server's whole WAL (others' work included) beside it.
@@ -43,7 +43,7 @@ from bench.postgres_wal import WalUse, wal_position, wal_use
 
 BACKROOM: dict[str, list[str]] = {
     "backroom defaults": [],
-    "backroom concurrency 200": ["--concurrency", "200"],
+    "backroom concurrency 100": ["--concurrency", "100"],
 }
 PGQUEUER = {"PgQueuer default": "10", "PgQueuer batch 100": "100"}
 
