@@ -81,7 +81,7 @@ async def test_a_job_records_cache_writes_then_reads_at_their_prices(app: App) -
     assert second.result["usage"]["cached_tokens"] == tokens
     assert "cache_write_tokens" not in second.result["usage"]
     assert await app.store.usage_totals(first.id) == UsageTotals(
-        1, tokens, 0, output, pico_usd(written)
+        1, tokens, 0, output, pico_usd(written), cache_write_tokens=tokens
     )
     assert await app.store.usage_totals(second.id) == UsageTotals(
         1, tokens, tokens, output, pico_usd(read)

@@ -42,6 +42,7 @@ async def test_a_lane_jobs_delivery_carries_its_usage_and_a_plain_jobs_does_not(
         "calls": 1,
         "input_tokens": 100,
         "cached_tokens": 0,
+        "cache_write_tokens": 0,
         "output_tokens": 50,
         "cost_usd": "0.000002",
         "unpriced_calls": 0,

@@ -49,11 +49,12 @@ class AttemptUsage:
     """What one attempt's LLM call used, charged to the job's tenant.
 
     `cached_tokens` is the part of `input_tokens` served from the provider's prompt
-    cache. `cost_pico_usd` is None when the model has no prices configured: the call
-    is counted, but spends nothing against a budget. `at` is when the call ended (ms
-    since the epoch), which decides the budget day it counts against. `estimated` marks
-    counts the provider did not report (a response without usage, a call cut off by a
-    crash): backroom's own upper estimate, never a silent 0.
+    cache, `cache_write_tokens` the part written to it (Anthropic bills a write above
+    the input price, a read below it). `cost_pico_usd` is None when the model has no
+    prices configured: the call is counted, but spends nothing against a budget. `at`
+    is when the call ended (ms since the epoch), which decides the budget day it counts
+    against. `estimated` marks counts the provider did not report (a response without
+    usage, a call cut off by a crash): backroom's own upper estimate, never a silent 0.
     """
 
     job_id: int
@@ -69,9 +70,15 @@ class AttemptUsage:
     provider: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
     estimated: bool = False
+    cache_write_tokens: int = 0
 
     def __post_init__(self) -> None:
-        counts = (self.input_tokens, self.cached_tokens, self.output_tokens)
+        counts = (
+            self.input_tokens,
+            self.cached_tokens,
+            self.output_tokens,
+            self.cache_write_tokens,
+        )
         if min(counts) < 0 or (self.cost_pico_usd or 0) < 0:
             raise ValueError(f"token counts and cost must not be negative: {self}")
 
@@ -92,6 +99,7 @@ class UsageTotals:
     cost_pico_usd: int = 0
     unpriced_calls: int = 0
     estimated_calls: int = 0
+    cache_write_tokens: int = 0
 
     @property
     def cost_usd(self) -> Decimal:
@@ -119,6 +127,7 @@ class UsageTotals:
             cost_pico_usd=self.cost_pico_usd + other.cost_pico_usd,
             unpriced_calls=self.unpriced_calls + other.unpriced_calls,
             estimated_calls=self.estimated_calls + other.estimated_calls,
+            cache_write_tokens=self.cache_write_tokens + other.cache_write_tokens,
         )
 
     def plus(self, usage: AttemptUsage) -> UsageTotals:
@@ -131,6 +140,7 @@ class UsageTotals:
             cost_pico_usd=self.cost_pico_usd + (usage.cost_pico_usd or 0),
             unpriced_calls=self.unpriced_calls + (usage.cost_pico_usd is None),
             estimated_calls=self.estimated_calls + usage.estimated,
+            cache_write_tokens=self.cache_write_tokens + usage.cache_write_tokens,
         )
 
 

@@ -89,6 +89,7 @@ def attempt_usage(
         prompt_version=job_input.prompt_version,
         input_tokens=usage.input_tokens,
         cached_tokens=usage.cached_tokens,
+        cache_write_tokens=usage.cache_write_tokens,
         output_tokens=usage.output_tokens,
         cost_pico_usd=price_pico_usd(usage, model.prices),
         at=now,

@@ -58,6 +58,7 @@ def usage_document(totals: UsageTotals) -> dict[str, Any]:
         "calls": totals.calls,
         "input_tokens": totals.input_tokens,
         "cached_tokens": totals.cached_tokens,
+        "cache_write_tokens": totals.cache_write_tokens,
         "output_tokens": totals.output_tokens,
         "cost_usd": None if cost is None else usd_text(cost),
         "unpriced_calls": totals.unpriced_calls,

@@ -31,6 +31,7 @@ USAGE_COLUMNS = (
     "provider",
     "metadata",
     "estimated",
+    "cache_write_tokens",
 )
 """The columns of `llm_usage`, in the order `usage_columns` gives their values."""
 
@@ -51,6 +52,7 @@ def usage_columns(usage: AttemptUsage) -> tuple[Any, ...]:
         usage.provider,
         dump_json(usage.metadata),
         usage.estimated,
+        usage.cache_write_tokens,
     )
 
 
@@ -68,7 +70,8 @@ TOTALS_SELECT = """count(*) AS calls,
        COALESCE(sum(output_tokens), 0) AS output_tokens,
        COALESCE(sum(cost_pico_usd), 0) AS cost_pico_usd,
        count(*) - count(cost_pico_usd) AS unpriced_calls,
-       COALESCE(sum(CASE WHEN estimated THEN 1 ELSE 0 END), 0) AS estimated_calls"""
+       COALESCE(sum(CASE WHEN estimated THEN 1 ELSE 0 END), 0) AS estimated_calls,
+       COALESCE(sum(cache_write_tokens), 0) AS cache_write_tokens"""
 """The select list that sums `llm_usage` rows into `usage_totals_from_row`'s columns."""
 
 
@@ -82,6 +85,7 @@ def usage_totals_from_row(row: Row) -> UsageTotals:
         cost_pico_usd=int(row["cost_pico_usd"]),
         unpriced_calls=int(row["unpriced_calls"]),
         estimated_calls=int(row["estimated_calls"]),
+        cache_write_tokens=int(row["cache_write_tokens"]),
     )
 
 

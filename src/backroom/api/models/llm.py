@@ -53,6 +53,11 @@ class UsageTotalsDocument(BaseModel):
     calls: int
     input_tokens: int = Field(description="Including cached input tokens.")
     cached_tokens: int
+    cache_write_tokens: int = Field(
+        0,
+        description="Input tokens written to the provider's prompt cache (Anthropic bills "
+        "them above the input price); part of input_tokens, as cached_tokens are.",
+    )
     output_tokens: int
     cost_usd: str | None = Field(
         description="Exact US dollars, as a decimal string; null when a call had no price "
