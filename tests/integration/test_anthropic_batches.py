@@ -1,7 +1,8 @@
 """Anthropic's Message Batches through the real `anthropic` SDK against the mock: a
 batch submitted, polled while its lines finish one by one, its results read back as
-online answers (per-line failures classified like online errors), found again by
-name, cancelled, and expired.
+online answers (per-line failures classified like online errors), found again after a
+crash (by time and size while in progress, by the name's tag once ended), cancelled,
+and expired.
 
 The mock and the adapter share a clock the test moves by hand.
 """
@@ -15,6 +16,7 @@ import pytest
 from backroom.core.errors import Permanent, Retryable
 from backroom.llm.batch.provider import (
     ANTHROPIC_BATCH_LIMITS,
+    BatchIntent,
     BatchLine,
     BatchState,
     LineOutcome,
@@ -30,6 +32,7 @@ from backroom.llm.request import LLMRequest
 
 T0 = 1_800_000_000_000
 DELAY_MS = 10_000
+HOUR_MS = 3_600_000
 MODEL = "claude-haiku-4-5"
 
 
@@ -102,17 +105,42 @@ async def test_a_batch_runs_its_lines_and_answers_each_like_an_online_call(
     assert set(results) == {line.custom_id for line in lines}
 
 
-async def test_a_batch_is_found_again_by_its_name_once_it_ended(
+def _intent(name: str, requests: int, at: int, *adopted: str) -> BatchIntent:
+    return BatchIntent(name, at, requests, created_by=at + 60_000, adopted=frozenset(adopted))
+
+
+async def test_a_batch_in_progress_is_found_by_its_time_and_size(
     batches: AnthropicBatches, clock: HandClock
 ) -> None:
-    mine = await batches.submit("find-me", _lines("one", first_job=10))
-    other = await batches.submit("someone-else", _lines("two", first_job=20))
+    clock.time += HOUR_MS  # out of the window of the other tests' batches
+    at = clock.time
+    mine = await batches.submit("find-me", _lines("one", "two", first_job=10))
+    other = await batches.submit("someone-else", _lines("three", first_job=20))
 
-    assert await batches.find("find-me") is None  # in progress: its lines are not visible
+    assert await batches.find(_intent("find-me", 2, at)) == mine
+    assert await batches.find(_intent("someone-else", 1, at)) == other
+    assert await batches.find(_intent("find-me", 2, at, mine)) is None  # adopted already
+    assert await batches.find(_intent("never-submitted", 3, at)) is None  # no such size
+    assert await batches.find(_intent("find-me", 2, at + 2 * HOUR_MS)) is None  # too late
+
+
+async def test_batches_of_one_size_pair_in_order_then_by_their_tags(
+    batches: AnthropicBatches, clock: HandClock
+) -> None:
+    clock.time += HOUR_MS
+    first_at = clock.time
+    first = await batches.submit("twin-a", _lines("a1", "a2", first_job=60))
+    clock.time += 1_000
+    second = await batches.submit("twin-b", _lines("b1", "b2", first_job=70))
+
+    # In progress: the earliest batch not adopted yet (the poller recovers oldest first).
+    assert await batches.find(_intent("twin-a", 2, first_at)) == first
+    assert await batches.find(_intent("twin-b", 2, first_at + 1_000, first)) == second
     clock.time += DELAY_MS
-    assert await batches.find("find-me") == mine
-    assert await batches.find("someone-else") == other
-    assert await batches.find("never-submitted") is None
+    # Ended: each batch's lines name the batch that sent them.
+    assert await batches.find(_intent("twin-b", 2, first_at)) == second
+    assert await batches.find(_intent("twin-a", 2, first_at)) == first
+    assert await batches.find(_intent("never-submitted", 2, first_at)) is None
 
 
 async def test_a_cancelled_batch_gives_its_unfinished_lines_back(

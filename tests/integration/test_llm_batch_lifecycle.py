@@ -1,4 +1,4 @@
-"""Batch offload's other ends, on each backend: an expired batch sends its unfinished
+"""Batch offload's other ends, for each provider kind: an expired batch sends its unfinished
 jobs back (their last attempt called online), cancelling jobs in an open batch cancels
 them (and the provider batch once none is left), and the budget is reserved at hand-off
 and settled at the batch price."""
@@ -11,6 +11,7 @@ from decimal import Decimal
 
 import pytest
 from batch_offload_support import (
+    KINDS,
     all_finished,
     batch_job,
     mock_batches,
@@ -23,9 +24,11 @@ from backroom import App
 from backroom.clock import SystemClock
 from backroom.core.job import Job, JobState
 from backroom.core.usage import DailyBudget
+from backroom.llm.batch.provider import BatchState
 from backroom.llm.mock.batch_jobs import BatchMockConfig
 from backroom.llm.mock.server import MockConfig
 from backroom.llm.mock.thread import running_mock
+from backroom.llm.settings import ProviderKind
 from backroom.service.api_keys import issue_key
 
 BATCH_COST = "0.00000195"  # 2 input, 6 output tokens at half of $0.15 and $0.60 a million
@@ -33,7 +36,9 @@ BATCH_COST = "0.00000195"  # 2 input, 6 output tokens at half of $0.15 and $0.60
 
 @pytest.fixture
 def expiring_url() -> Iterator[str]:
-    batches = BatchMockConfig(delay_ms=60_000, expire_ms=300)
+    # Expired at 300 ms, half way through: Anthropic's lines have run one by one until
+    # then, OpenAI's mock answers the first half.
+    batches = BatchMockConfig(delay_ms=600, expire_ms=300)
     with running_mock(MockConfig(batches=batches)) as url:
         yield url
 
@@ -49,11 +54,13 @@ def cost(job: Job) -> object:
     return job.result["usage"]["cost_usd"]
 
 
+@pytest.mark.parametrize("kind", KINDS)
 async def test_an_expired_batch_sends_its_unfinished_jobs_back(
-    expiring_url: str, database_url: str
+    expiring_url: str, database_url: str, kind: ProviderKind
 ) -> None:
     tag = secrets.token_hex(4)
-    async with offload_app(database_url, expiring_url, {"flush_after_s": 1}) as (app, _):
+    quick = {"flush_after_s": 1}
+    async with offload_app(database_url, expiring_url, quick, kind) as (app, _):
         await app.submit_many([batch_job(app, f"job {n:02d} {tag}") for n in range(16)])
         async with running_worker(app):
             jobs = await all_finished(app, 16, seconds=90)
@@ -68,7 +75,8 @@ async def test_an_expired_batch_sends_its_unfinished_jobs_back(
     assert Decimal(str(online_cost)) == 2 * Decimal(str(batch_cost))
     for first in firsts:
         assert first.error is not None and "batch ended before this line ran" in first.error.message
-    assert {batch.status for batch in await mock_batches(expiring_url)} == {"expired"}
+    ended = await mock_batches(expiring_url, kind)
+    assert {batch.state for batch in ended} == {BatchState.EXPIRED}
 
 
 async def offloaded(app: App, count: int) -> list[Job]:
@@ -82,10 +90,11 @@ async def offloaded(app: App, count: int) -> list[Job]:
     return await app.list_jobs()
 
 
+@pytest.mark.parametrize("kind", KINDS)
 async def test_cancelling_every_job_of_a_batch_cancels_the_batch(
-    slow_url: str, database_url: str
+    slow_url: str, database_url: str, kind: ProviderKind
 ) -> None:
-    async with offload_app(database_url, slow_url) as (app, _):
+    async with offload_app(database_url, slow_url, kind=kind) as (app, _):
         await app.submit_many([batch_job(app, f"cancel me {n}") for n in range(5)])
         async with running_worker(app):
             for job in await offloaded(app, 5):
@@ -94,7 +103,8 @@ async def test_cancelling_every_job_of_a_batch_cancels_the_batch(
 
             async def provider_cancelled() -> bool:
                 # One batch, or two when a loaded machine spread the hand-offs past a flush.
-                return {b.status for b in await mock_batches(slow_url)} == {"cancelled"}
+                batches = await mock_batches(slow_url, kind)
+                return {batch.state for batch in batches} == {BatchState.CANCELLED}
 
             await until(provider_cancelled, "the provider batch to be cancelled", 30)
             await until(lambda: _no_batches(app), "the batch to close", 30)
@@ -106,12 +116,13 @@ async def _no_batches(app: App) -> bool:
     return await app.store.provider_batches() == []
 
 
+@pytest.mark.parametrize("kind", KINDS)
 async def test_the_budget_is_reserved_at_hand_off_and_settled_at_the_batch_price(
-    database_url: str,
+    database_url: str, kind: ProviderKind
 ) -> None:
     batches = BatchMockConfig(delay_ms=1_500)
     with running_mock(MockConfig(batches=batches)) as url:
-        async with offload_app(database_url, url) as (app, _):
+        async with offload_app(database_url, url, kind=kind) as (app, _):
             await issue_key(app, "acme", daily_budget=DailyBudget.of_usd(Decimal(1)))
             await app.submit_many([batch_job(app, f"budget {n}") for n in range(3)])
             async with running_worker(app):
@@ -136,12 +147,13 @@ class LateClock(SystemClock):
         return super().now() + self.skip_ms
 
 
+@pytest.mark.parametrize("kind", KINDS)
 async def test_a_cancelled_jobs_line_that_ran_is_billed_once_and_the_job_stays_cancelled(
-    database_url: str,
+    database_url: str, kind: ProviderKind
 ) -> None:
     clock = LateClock()
     with running_mock(MockConfig(batches=BatchMockConfig(delay_ms=60_000)), clock) as url:
-        async with offload_app(database_url, url) as (app, _):
+        async with offload_app(database_url, url, kind=kind) as (app, _):
             await app.submit_many([batch_job(app, f"bill me {n}") for n in range(2)])
             async with running_worker(app):
                 kept, dropped = sorted(await offloaded(app, 2), key=lambda job: job.id)

@@ -1,7 +1,8 @@
-"""Batch offload end to end on each backend: `llm.respond` jobs of the `batch` queue go
-through the official SDK to the mock's Files and Batches APIs, and each job ends from
-its own line: successes at the batch price, per-line failures classified as online
-calls' are, an expired batch's unfinished jobs sent back."""
+"""Batch offload end to end for each provider kind: `llm.respond` jobs of the `batch`
+queue go through the official SDK to the mock's batch API (OpenAI's Files and Batches,
+Anthropic's Message Batches), and each job ends from its own line: successes at the
+batch price, per-line failures classified as online calls' are (retryable lines into
+a later batch, permanent ones failing their jobs)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from decimal import Decimal
 
 import pytest
 from batch_offload_support import (
+    KINDS,
     all_finished,
     batch_job,
     mock_batches,
@@ -22,6 +24,7 @@ from backroom.core.job import JobState
 from backroom.llm.mock.batch_jobs import BatchMockConfig
 from backroom.llm.mock.server import MockConfig
 from backroom.llm.mock.thread import running_mock
+from backroom.llm.settings import ProviderKind
 
 JOBS = 2_500
 
@@ -42,9 +45,13 @@ def _prompt(number: int, tag: str) -> str:
 
 @pytest.mark.slow
 @pytest.mark.timeout(600)
-async def test_2500_jobs_end_from_their_lines(base_url: str, database_url: str) -> None:
+@pytest.mark.parametrize("kind", KINDS)
+async def test_2500_jobs_end_from_their_lines(
+    base_url: str, database_url: str, kind: ProviderKind
+) -> None:
     tag = secrets.token_hex(4)
-    async with offload_app(database_url, base_url, {"flush_after_s": 3}) as (app, _respond):
+    quick = {"flush_after_s": 3}
+    async with offload_app(database_url, base_url, quick, kind) as (app, _respond):
         await app.submit_many([batch_job(app, _prompt(n, tag)) for n in range(JOBS)])
         async with running_worker(app):
             jobs = await all_finished(app, JOBS, seconds=500)
@@ -56,11 +63,11 @@ async def test_2500_jobs_end_from_their_lines(base_url: str, database_url: str) 
     retried = [job for job in succeeded if job.attempt == 2]
     assert len(retried) == JOBS // 100
     assert all(job.attempt == 1 for job in succeeded if job not in retried)
-    batches = await mock_batches(base_url)
-    lines = sum(batch.request_counts.total for batch in batches)
+    batches = await mock_batches(base_url, kind)
+    lines = sum(batch.total for batch in batches)
     assert lines == JOBS + len(retried)  # no request sent twice but the retried lines
     # Flushed at 1,000 jobs or after 3 s (how many depends on the machine's speed).
-    assert max(batch.request_counts.total for batch in batches) <= 1_000
+    assert max(batch.total for batch in batches) <= 1_000
     usage = succeeded[0].result["usage"]
     # At half of $0.15 (input) and $0.60 (output) a million tokens.
     half = usage["input_tokens"] * Decimal("0.075") + usage["output_tokens"] * Decimal("0.30")

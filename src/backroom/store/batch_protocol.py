@@ -89,5 +89,9 @@ class BatchStore(Protocol):
         """Running jobs whose line was handed before `handed_before` and never joined a
         batch (its batcher stopped first); lines of jobs no longer running are dropped."""
 
+    async def adopted_batch_ids(self, provider: str, since: int) -> set[str]:
+        """The provider ids stored by batches of `provider` whose intents were stored
+        at or after `since`, closed or not: a recovered intent must not adopt them."""
+
     async def job_batch(self, job_id: int) -> ProviderBatch | None:
         """The batch that holds the running job's line, or None."""

@@ -7,8 +7,8 @@ results later settle only their calls: billed if they ran, see `lines`) and, onc
 none of its jobs is left, the provider batch is cancelled. An ended batch's lines
 finish their jobs (`LineSettler`), each through the fenced `finish` under the token
 its line was sent with, so no job is finished twice; a job with no line is sent
-back. An intent whose submitter's hold ran out is recovered: found by name, its id
-is stored; not found, its jobs are sent back.
+back. An intent whose submitter's hold ran out is recovered: found (by name, or by
+time and size), its id is stored; not found, its jobs are sent back.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from backroom.llm.batch.batcher import ProviderFor
 from backroom.llm.batch.config import BatchSettings
 from backroom.llm.batch.lines import LineSettler
 from backroom.llm.batch.provider import BatchState, BatchStatus, parse_custom_id
+from backroom.llm.batch.providers import batch_intent
 from backroom.store.protocol import Store
 
 log = logging.getLogger("backroom.llm.batch")
@@ -78,8 +79,9 @@ class Poller:
         await self._store().batch_polled(batch.id, status.provider_status, status.counts, due, now)
 
     async def recover(self, batch: ProviderBatch, reason: str) -> None:
-        """Find an intent's batch by name and store its id, or send its jobs back."""
-        provider_batch_id = await self._provider_for(batch.provider).find(batch.name)
+        """Find an intent's batch (`find`) and store its id, or send its jobs back."""
+        intent = await batch_intent(self._store(), batch, self._settings.hold_ms)
+        provider_batch_id = await self._provider_for(batch.provider).find(intent)
         store, now = self._store(), self._clock.now()
         if provider_batch_id is not None:
             await store.batch_submitted(batch.id, provider_batch_id, now)

@@ -7,7 +7,7 @@ the same to them:
 
     lines = [BatchLine(custom_id("42", 1), request), ...]      # within provider.limits
     batch_id = await provider.submit(name, lines)               # one provider batch
-    batch_id = await provider.find(name)                        # after a crash: or None
+    batch_id = await provider.find(intent)                      # after a crash: or None
     status = await provider.poll(batch_id)                      # state and counts
     async for line in provider.results(batch_id):               # once status.ended
         ...                                                     # LineResult per line
@@ -38,8 +38,8 @@ from backroom.llm.request import LLMRequest, LLMResult
 
 MEBIBYTE = 1024 * 1024
 
-__all__ = ["BatchCounts", "BatchLimits", "BatchLine", "BatchProvider", "BatchState", "BatchStatus"]
-__all__ += ["LineOutcome", "LineResult", "custom_id", "parse_custom_id"]
+__all__ = ["BatchCounts", "BatchIntent", "BatchLimits", "BatchLine", "BatchProvider", "BatchState"]
+__all__ += ["BatchStatus", "LineOutcome", "LineResult", "custom_id", "parse_custom_id"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +86,25 @@ class BatchLine:
 
     custom_id: str
     request: LLMRequest
+
+
+@dataclass(frozen=True, slots=True)
+class BatchIntent:
+    """What backroom stored before sending a batch: enough to recognise it after a crash.
+
+    `name` is unique per backroom batch (OpenAI's metadata carries it); a provider
+    whose batches carry no metadata (Anthropic) recognises its batch by when it was
+    created and how many requests it holds: at or after `stored_at` (ms, when the
+    intent was stored, before the submit) and by `created_by` (the submitter's hold ran
+    out then), with `requests` lines, and not one of `adopted`, the provider ids other
+    stored batches already hold.
+    """
+
+    name: str
+    stored_at: int
+    requests: int
+    created_by: int
+    adopted: frozenset[str] = frozenset()
 
 
 class BatchState(StrEnum):
@@ -160,11 +179,12 @@ class BatchProvider(Protocol):
     async def submit(self, name: str, lines: Sequence[BatchLine]) -> str:
         """Create one batch of `lines` named `name` (in its metadata); its provider id.
 
-        `name` is unique per backroom batch: `find(name)` returns this batch later.
+        `name` is unique per backroom batch: `find` returns this batch later.
         """
 
-    async def find(self, name: str) -> str | None:
-        """The id of the batch submitted as `name`, if the provider has one."""
+    async def find(self, intent: BatchIntent) -> str | None:
+        """The id of the batch submitted for `intent`, if the provider has one (None: it
+        was never created, and its jobs may be sent again)."""
 
     async def poll(self, batch_id: str) -> BatchStatus:
         """The batch's state and counts now."""

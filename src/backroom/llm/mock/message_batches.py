@@ -1,6 +1,7 @@
 """The mock's Message Batches (Anthropic's batch API), on the injected clock.
 
-    POST /v1/messages/batches                 create: {requests: [{custom_id, params}]}
+    POST /v1/messages/batches                 create: {requests: [{custom_id, params}]},
+                                              answered `create_delay_ms` after it is made
     GET  /v1/messages/batches                 list, newest first (limit, after_id)
     GET  /v1/messages/batches/{id}            retrieve: in_progress or ended
     POST /v1/messages/batches/{id}/cancel     cancel: lines not yet done are canceled,
@@ -14,7 +15,8 @@ marks the lines not done by then `canceled`. Each line is answered as
 `POST /v1/messages` would answer its params (same text, usage and prompt cache), and a
 fault directive in its prompt fails just that line: an HTTP status as an `errored`
 result with the type Anthropic gives that status (`[fault:529]`: `overloaded_error`).
-Lines use no online rate limit.
+Lines use no online rate limit; a directive's `first=N` counts
+online calls and lines alike.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from fastapi.responses import JSONResponse, Response
 
 from backroom.clock import Clock
 from backroom.llm.mock.anthropic_shape import error_type
-from backroom.llm.mock.faults import find_fault
+from backroom.llm.mock.faults import Fault, find_fault
 
 JSON = dict[str, Any]
 LineAnswer = Callable[[object], JSON]
@@ -81,12 +83,20 @@ class MessageBatches:
     """Every batch of one mock server, and the endpoints' answers."""
 
     def __init__(
-        self, clock: Clock, answer: LineAnswer, *, delay_ms: int, expiry_ms: int | None
+        self,
+        clock: Clock,
+        answer: LineAnswer,
+        *,
+        delay_ms: int,
+        expiry_ms: int | None,
+        create_delay_ms: int = 0,
     ) -> None:
         self._clock = clock
         self._answer = answer
         self._delay_ms = delay_ms
         self._expiry_ms = expiry_ms
+        self.create_delay_ms = create_delay_ms
+        """How long a create takes to answer, the batch already made (a crash window)."""
         self._batches: dict[str, _Batch] = {}
 
     def create(self, body: object) -> Response:
@@ -106,6 +116,11 @@ class MessageBatches:
         batch = _Batch(batch_id, now, lines, self._delay_ms, self._expiry_ms)
         self._batches[batch_id] = batch
         return JSONResponse(self._document(batch, now))
+
+    @property
+    def clock(self) -> Clock:
+        """The mock's clock."""
+        return self._clock
 
     def retrieve(self, batch_id: str) -> Response:
         """The batch as it stands."""
@@ -187,13 +202,15 @@ class MessageBatches:
         }
 
 
-def line_fault(text: str) -> JSON | None:
-    """The errored result a fault directive in a line's prompt asks for, or None."""
+def line_fault(text: str, fires: Callable[[Fault], bool] = lambda _: True) -> JSON | None:
+    """The errored result a fault directive in a line's prompt asks for, or None (also
+    when `fires` says it does not apply this time: `first=N` counted online and in
+    batches alike)."""
     try:
         fault = find_fault(text)
     except ValueError as error:
         return errored(400, f"Invalid request: {error}")
-    if fault is None or not fault.name.isdigit():
+    if fault is None or not fault.name.isdigit() or not fires(fault):
         return None
     return errored(fault.status, f"Scripted fault: HTTP {fault.status} for this line.")
 
@@ -224,7 +241,10 @@ def mount_message_batches(app: FastAPI, batches: MessageBatches) -> None:
             body = await request.json()
         except ValueError as error:
             return _invalid(f"the body is not JSON: {error}")
-        return batches.create(body)
+        created = batches.create(body)
+        if batches.create_delay_ms:
+            await batches.clock.sleep(batches.create_delay_ms)
+        return created
 
     @app.get("/v1/messages/batches")
     async def list_batches(limit: int = 20, after_id: str | None = None) -> Response:

@@ -73,7 +73,14 @@ class MockConfig:
     batch_expiry_ms: int | None = None
     """When a Message Batch expires, its lines not done by then unfinished (None: never)."""
     batches: BatchMockConfig = field(default_factory=BatchMockConfig)
-    """How the Batch API's batches complete (see `mock.batch_jobs`)."""
+    """How both batch APIs' batches complete (see `mock.batch_jobs`); left at its
+    default, `batch_delay_ms` and `batch_expiry_ms` say."""
+
+    def batch_timing(self) -> BatchMockConfig:
+        """When batches of either API complete: `batches`, or else the delay and expiry."""
+        if self.batches != BatchMockConfig():
+            return self.batches
+        return BatchMockConfig(self.batch_delay_ms, self.batch_expiry_ms)
 
     def __post_init__(self) -> None:
         if min(self.latency_ms, self.stream_interval_ms, self.batch_delay_ms) < 0:
@@ -151,11 +158,13 @@ class _MockProvider:
         self._answered: set[str] = set()
         self._replies = 0
         self.background = BackgroundResponses(clock, config.latency_ms)
+        timing = config.batch_timing()
         self.batches = MessageBatches(
             clock,
             self.answer_line,
-            delay_ms=config.batch_delay_ms,
-            expiry_ms=config.batch_expiry_ms,
+            delay_ms=timing.delay_ms,
+            expiry_ms=timing.expire_ms,
+            create_delay_ms=timing.create_delay_ms,
         )
 
     def _limiter(self, model: str, now: int) -> ModelLimiter:
@@ -210,10 +219,13 @@ class _MockProvider:
             prompt = prompt_from_messages(params)
         except ValueError as error:
             return errored(400, f"Invalid request: {error}")
-        failed = line_fault(prompt.text)
+        key = prompt_key(prompt)
+        failed = line_fault(
+            prompt.text,
+            lambda fault: fault.applies_to(prompt.model) and self._faults.fires(fault, key),
+        )
         if failed is not None:
             return failed
-        key = prompt_key(prompt)
         self._replies += 1
         now_s = self._clock.now() // 1000
         reply = compose_reply(
@@ -272,11 +284,7 @@ def create_mock_app(config: MockConfig, clock: Clock) -> FastAPI:
 
     mount_message_batches(app, provider.batches)
 
-    # OpenAI's Batch API: its own settings, or else the message batches' delay and expiry.
-    openai_batches = config.batches
-    if openai_batches == BatchMockConfig():
-        openai_batches = BatchMockConfig(config.batch_delay_ms, config.batch_expiry_ms)
-    install_batch_routes(app, MockBatchApi(openai_batches, clock))
+    install_batch_routes(app, MockBatchApi(config.batch_timing(), clock))
 
     return app
 

@@ -190,6 +190,14 @@ class MemoryBatches(MemoryPart):
                 found.append(job)
         return found
 
+    async def adopted_batch_ids(self, provider: str, since: int) -> set[str]:
+        """The provider ids stored by `provider`'s batches stored since `since`."""
+        return {
+            batch.provider_batch_id
+            for batch in self._tables.batches.batches.values()
+            if batch.provider == provider and batch.created_at >= since and batch.provider_batch_id
+        }
+
     async def job_batch(self, job_id: int) -> ProviderBatch | None:
         """The batch holding the running job's line, or None."""
         for line in self._tables.batches.lines.values():

@@ -19,6 +19,7 @@ _TYPES = {
     "attempt": "integer",
     "input_tokens": "bigint",
     "cached_tokens": "bigint",
+    "cache_write_tokens": "bigint",
     "output_tokens": "bigint",
     "cost_pico_usd": "bigint",
     "at": "bigint",

@@ -98,6 +98,11 @@ DELETE FROM batch_lines WHERE batch_id IS NULL AND handed_at < $1
                   AND jobs.lease_token = batch_lines.lease_token AND jobs.state = 'running')
 """
 
+_ADOPTED = """
+SELECT provider_batch_id FROM provider_batches
+WHERE provider = $1 AND created_at >= $2 AND provider_batch_id IS NOT NULL
+"""
+
 _JOB_BATCH = """
 SELECT provider_batches.* FROM batch_lines
 JOIN jobs ON jobs.id = batch_lines.job_id AND jobs.lease_token = batch_lines.lease_token
@@ -204,6 +209,12 @@ class PostgresBatches(PostgresPart):
             await connection.execute(_DROP_DEAD, handed_before)
             rows = await connection.fetch(_STRAY, handed_before, limit)
         return [job_from_row(row) for row in rows]
+
+    async def adopted_batch_ids(self, provider: str, since: int) -> set[str]:
+        """The provider ids stored by `provider`'s batches stored since `since`."""
+        async with self._database.connection() as connection:
+            rows = await connection.fetch(_ADOPTED, provider, since)
+        return {row["provider_batch_id"] for row in rows}
 
     async def job_batch(self, job_id: int) -> ProviderBatch | None:
         """The batch holding the running job's line, or None."""

@@ -99,6 +99,11 @@ DELETE FROM batch_lines WHERE batch_id IS NULL AND handed_at < ?
                   AND jobs.lease_token = batch_lines.lease_token AND jobs.state = 'running')
 """
 
+_ADOPTED = """
+SELECT provider_batch_id FROM provider_batches
+WHERE provider = ? AND created_at >= ? AND provider_batch_id IS NOT NULL
+"""
+
 _JOB_BATCH = """
 SELECT provider_batches.* FROM batch_lines
 JOIN jobs ON jobs.id = batch_lines.job_id AND jobs.lease_token = batch_lines.lease_token
@@ -264,6 +269,13 @@ class SqliteBatches(SqlitePart):
         return await self._database.write(
             lambda connection: _stray(connection, handed_before, limit)
         )
+
+    async def adopted_batch_ids(self, provider: str, since: int) -> set[str]:
+        """The provider ids stored by `provider`'s batches stored since `since`."""
+        rows = await self._database.read(
+            lambda connection: connection.execute(_ADOPTED, (provider, since)).fetchall()
+        )
+        return {row["provider_batch_id"] for row in rows}
 
     async def job_batch(self, job_id: int) -> ProviderBatch | None:
         """The batch holding the running job's line, or None."""

@@ -16,10 +16,9 @@ lines are `UNFINISHED`.
 
 Message Batches carry no metadata, so a batch's name travels in its lines' custom ids:
 each is sent as `TAG_custom_id`, TAG the first 12 hex digits of the name's SHA-256,
-and read back without it. `find(name)` looks through the newest batches for one whose
-lines carry the name's tag, reading the first line of each ended batch's results; a
-batch still in progress shows no lines, so it is found only once it has ended (see
-`find`).
+and read back without it. A batch still in progress shows no lines, so `find(intent)`
+recognises it by its creation time and request count (see `batch_find`), and an
+ended one by the tag of its first line.
 """
 
 from __future__ import annotations
@@ -38,6 +37,7 @@ from backroom.core.errors import Permanent, Retryable
 from backroom.llm.batch.provider import (
     ANTHROPIC_BATCH_LIMITS,
     BatchCounts,
+    BatchIntent,
     BatchLimits,
     BatchLine,
     BatchState,
@@ -45,6 +45,7 @@ from backroom.llm.batch.provider import (
     LineOutcome,
     LineResult,
 )
+from backroom.llm.providers.anthropic.batch_find import find_batch
 from backroom.llm.providers.anthropic.errors import error_for_exception, error_for_type
 from backroom.llm.providers.anthropic.messages import message_result
 from backroom.llm.providers.anthropic.params import message_arguments
@@ -53,8 +54,6 @@ from backroom.llm.ratelimit_headers import RateLimitSnapshot
 from backroom.llm.settings import ProviderConfig
 
 TAG_CHARS = 12
-FIND_LIMIT = 200
-"""How many of the newest batches `find` looks through."""
 
 
 def name_tag(name: str) -> str:
@@ -170,30 +169,22 @@ class AnthropicBatches:
             raise self._error(error) from error
         return batch.id
 
-    async def find(self, name: str) -> str | None:
-        """The newest ended batch among the last `FIND_LIMIT` whose lines carry `name`'s
-        tag, or None (a batch still in progress shows no lines: it is not found)."""
-        tag = name_tag(name)
-        seen = 0
+    async def find(self, intent: BatchIntent) -> str | None:
+        """The batch sent for `intent`, recognised by time, size and tag (`batch_find`)."""
+        tag = name_tag(intent.name)
         try:
-            async for batch in self._client.messages.batches.list(limit=100):
-                seen += 1
-                if seen > FIND_LIMIT:
-                    return None
-                if batch.processing_status == "ended" and await self._tagged(batch.id, tag):
-                    return batch.id
+            return await find_batch(self._client, intent, lambda found: self._tagged(found, tag))
         except anthropic.AnthropicError as error:
             raise self._error(error) from error
-        return None
 
-    async def _tagged(self, batch_id: str, tag: str) -> bool:
-        """Whether the batch's first result line carries `tag` (the rest is not read:
-        the results stream, and are closed after that line)."""
+    async def _tagged(self, batch_id: str, tag: str) -> bool | None:
+        """Whether the batch's first result line carries `tag` (None: it has no line).
+        The rest is not read: the results stream, and are closed after that line."""
         results = await self._client.messages.batches.results(batch_id)
         try:
             async for response in results:
                 return response.custom_id.startswith(f"{tag}_")
-            return False
+            return None
         finally:
             await results.close()
 

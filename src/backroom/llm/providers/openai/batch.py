@@ -2,7 +2,7 @@
 
     submit   upload the lines (Files API, purpose=batch), then `batches.create` with
              `metadata={"backroom_batch": name}` and the 24 h completion window
-    find     list batches, newest first, for the one whose metadata names it
+    find     list batches, newest first, for the one whose metadata names the intent
     poll     `batches.retrieve`: its status and request counts
     results  the output and error files, one `LineResult` per line
     cancel   `batches.cancel`
@@ -29,6 +29,7 @@ from backroom.clock import Clock
 from backroom.llm.batch.provider import (
     OPENAI_BATCH_LIMITS,
     BatchCounts,
+    BatchIntent,
     BatchLimits,
     BatchLine,
     BatchState,
@@ -64,7 +65,8 @@ def line_body(line: BatchLine) -> dict[str, Any]:
     return {"custom_id": line.custom_id, "method": "POST", "url": ENDPOINT, "body": body | extra}
 
 
-def _status(batch: Batch) -> BatchStatus:
+def batch_status(batch: Batch) -> BatchStatus:
+    """An OpenAI batch as the neutral status."""
     counts = batch.request_counts
     tally = (
         BatchCounts()
@@ -107,8 +109,9 @@ class OpenAIBatches:
             raise error_for_exception(error, now=self._clock.now()) from error
         return batch.id
 
-    async def find(self, name: str) -> str | None:
-        """The newest batch whose metadata names `name`, among the last 1,000."""
+    async def find(self, intent: BatchIntent) -> str | None:
+        """The newest batch whose metadata names `intent.name`, among the last 1,000."""
+        name = intent.name
         try:
             page = await self._client.batches.list(limit=100)
             for _ in range(_FIND_PAGES):
@@ -125,7 +128,7 @@ class OpenAIBatches:
     async def poll(self, batch_id: str) -> BatchStatus:
         """The batch's status and counts."""
         try:
-            return _status(await self._client.batches.retrieve(batch_id))
+            return batch_status(await self._client.batches.retrieve(batch_id))
         except openai.OpenAIError as error:
             raise error_for_exception(error, now=self._clock.now()) from error
 
@@ -147,6 +150,6 @@ class OpenAIBatches:
     async def cancel(self, batch_id: str) -> BatchStatus:
         """Ask for the batch to be cancelled."""
         try:
-            return _status(await self._client.batches.cancel(batch_id))
+            return batch_status(await self._client.batches.cancel(batch_id))
         except openai.OpenAIError as error:
             raise error_for_exception(error, now=self._clock.now()) from error
