@@ -112,6 +112,7 @@ async def test_usage_and_cost_follow_the_price_table(app: App) -> None:
         "calls": 1,
         "input_tokens": input_tokens,
         "cached_tokens": 0,
+        "cache_write_tokens": 0,
         "output_tokens": output_tokens,
         "cost_usd": f"{(Decimal(fresh) / 10**12).normalize():f}",
         "unpriced_calls": 0,
