@@ -9,11 +9,12 @@ from backroom.core.errors import LeaseLost
 from backroom.core.job import Job, JobState, Lease
 from backroom.core.lifecycle import Transition
 from backroom.core.provider_batch import BatchCounts, HandOff, LineEnd, ProviderBatch
-from backroom.core.spend import CallOpening, CallState
+from backroom.core.spend import CallOpening
 from backroom.store.batch_rows import provider_batch_from_row
 from backroom.store.rows import dump_json, job_from_row
 from backroom.store.sqlite import finish as finish_sql
-from backroom.store.sqlite.calls import open_call, settle_call
+from backroom.store.sqlite.batch_settle import settle_lines
+from backroom.store.sqlite.calls import open_call
 from backroom.store.sqlite.part import SqlitePart
 
 _OFFLOAD = """
@@ -158,10 +159,7 @@ def _create(
 def _finish(
     connection: sqlite3.Connection, ends: Sequence[LineEnd], now: int
 ) -> list[Transition | None]:
-    for end in ends:
-        if end.settles:
-            key = (end.lease.job_id, end.lease.token)
-            settle_call(connection, key, end.usage, CallState.SETTLED)
+    settle_lines(connection, ends, now)
     results = [(end.lease, end.outcome) for end in ends if end.outcome is not None]
     applied = iter(finish_sql.finish(connection, results, now))
     return [None if end.outcome is None else next(applied) for end in ends]

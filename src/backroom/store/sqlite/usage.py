@@ -7,6 +7,7 @@ stays exact up to 9.2 million dollars of spend in one report.
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from typing import Any
 
 from backroom.core.usage import AttemptUsage, UsageTotals
@@ -54,6 +55,11 @@ def _metadata_value(index: int, _key: str) -> str:
 def record_usage_row(connection: sqlite3.Connection, usage: AttemptUsage) -> None:
     """Store one attempt's usage, replacing what was stored for that attempt."""
     connection.execute(_RECORD, usage_columns(usage))
+
+
+def record_usage_rows(connection: sqlite3.Connection, usages: Sequence[AttemptUsage]) -> None:
+    """Store attempts' usage in one `executemany`, replacing what was stored for each."""
+    connection.executemany(_RECORD, [usage_columns(usage) for usage in usages])
 
 
 def _usage_totals(connection: sqlite3.Connection, job_id: int) -> UsageTotals:
