@@ -106,7 +106,7 @@ def test_db_and_the_environment_override_the_apps_database(tmp_path: Path) -> No
     assert start.startswith(f"backroom {version('backroom')} worker ")
     # Every worker also sends webhook deliveries (backroom.webhooks).
     tasks = "tasks shout, webhooks.deliver"
-    assert start.endswith(f"started: store {other}, queues all, concurrency 100, {tasks}")
+    assert start.endswith(f"started: store {other}, queues all, concurrency 200, {tasks}")
 
 
 def test_the_builtin_app_runs_the_builtin_tasks_in_a_worker_of_its_own(tmp_path: Path) -> None:
