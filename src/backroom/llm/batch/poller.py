@@ -13,8 +13,9 @@ time and size), its id is stored; not found, its jobs are sent back.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from backroom.clock import Clock
 from backroom.core.errors import Permanent, Retryable
@@ -31,6 +32,8 @@ log = logging.getLogger("backroom.llm.batch")
 
 WRITE_CHUNK = 1_000
 """Outcomes written to the store in one `finish`."""
+YIELD_EVERY = 64
+"""Lines read between two turns of the event loop, so the chunk being written moves on."""
 DUE_LIMIT = 10
 
 
@@ -110,16 +113,22 @@ class Poller:
         assert batch.provider_batch_id is not None
         unread = {job.id: (token, job) for token, job in await store.batch_line_jobs(batch.id)}
         ended: list[LineEnd] = []
-        async for line in provider.results(batch.provider_batch_id):
-            named = parse_custom_id(line.custom_id)
-            found = None if named is None else unread.pop(named[0], None)
-            if named is None or found is None:
-                continue  # not a line of this batch, or read twice
-            token, job = found
-            ended.append(self._settler.end(job, token, named[1], line, self._clock.now()))
-            if len(ended) >= WRITE_CHUNK:
-                await self.write(ended)
-                ended = []
+        writing = _WriteBehind(self.write)
+        try:
+            async for line in provider.results(batch.provider_batch_id):
+                named = parse_custom_id(line.custom_id)
+                found = None if named is None else unread.pop(named[0], None)
+                if named is None or found is None:
+                    continue  # not a line of this batch, or read twice
+                token, job = found
+                ended.append(self._settler.end(job, token, named[1], line, self._clock.now()))
+                if len(ended) >= WRITE_CHUNK:
+                    await writing.start(ended)
+                    ended = []
+                elif len(ended) % YIELD_EVERY == 0:
+                    await self._clock.sleep(0)  # a turn of the loop for the write
+        finally:
+            await writing.done()
         now = self._clock.now()
         why = f"the provider batch ended {status.provider_status} without this job's line"
         ended += [self._settler.unanswered(job, token, why, now) for token, job in unread.values()]
@@ -132,6 +141,27 @@ class Poller:
         """End these jobs (their calls settled), each only if its lease is still held."""
         if ends:
             await self._store().batch_finish(ends, self._clock.now())
+
+
+class _WriteBehind:
+    """One chunk written while the next is read: parsing lines takes CPU here, writing
+    them mostly waits on the database, so the two overlap (one write in flight, so the
+    store sees no more concurrency than before)."""
+
+    def __init__(self, write: Callable[[Sequence[LineEnd]], Awaitable[None]]) -> None:
+        self._write = write
+        self._pending: asyncio.Task[None] | None = None
+
+    async def start(self, ends: Sequence[LineEnd]) -> None:
+        """Write `ends` once the chunk before them is written (its error raised here)."""
+        await self.done()
+        self._pending = asyncio.ensure_future(self._write(ends))
+
+    async def done(self) -> None:
+        """Wait for the chunk in flight, if any."""
+        pending, self._pending = self._pending, None
+        if pending is not None:
+            await pending
 
 
 def _tally(counts: BatchCounts) -> str:
