@@ -71,6 +71,9 @@ class App:
         self.database_url = database_url or DEFAULT_DATABASE_URL
         self.has_own_database = database_url is not None or store is not None
         self._store = store
+        # A store handed in is the caller's: once closed with the app it cannot be
+        # reopened, and quietly opening the default database instead would lose work.
+        self._store_given = store is not None
         self.clock: Clock = clock or SystemClock()
         self.retry = retry or RetryPolicy()
         self.classifier = classifier or ErrorClassifier()
@@ -105,8 +108,14 @@ class App:
 
     @property
     def store(self) -> Store:
-        """The store, opened from `database_url` on first use."""
+        """The store, opened from `database_url` on first use (and again after `close`).
+
+        An app given its store cannot reopen it: after `close` this raises
+        `ConfigError` rather than open the default database in its place.
+        """
         if self._store is None:
+            if self._store_given:
+                raise ConfigError("the app's store was closed with the app; give it a new store")
             self._store = open_store(self.database_url)
         return self._store
 
