@@ -7,6 +7,7 @@ import asyncio
 import pytest
 from contract_support import BOOM, T0, Backend, running, submit
 
+from backroom.core.feed import FeedFilter
 from backroom.core.job import Job, JobState
 from backroom.core.outcome import Failed, Outcome, Succeeded
 from backroom.store.protocol import Store
@@ -70,6 +71,26 @@ async def test_a_pruned_jobs_attempts_and_events_go_with_it(store: Store) -> Non
     assert await store.events(pruned.id) == []
     assert await store.attempts(kept.id) == kept_attempts
     assert await store.events(kept.id) == kept_events
+
+
+async def test_the_newest_jobs_ids_are_not_handed_out_again_after_pruning(store: Store) -> None:
+    pruned = await ended(store, Succeeded(1), OLD)
+    assert await store.prune(CUTOFF, FINAL_STATES, limit=100) == 1
+
+    assert (await submit(store)).id > pruned.id
+
+
+async def test_a_feed_reader_sees_the_first_event_after_the_newest_ones_were_pruned(
+    store: Store,
+) -> None:
+    await ended(store, Succeeded(1), OLD)
+    read_so_far = await store.feed_head()
+    assert await store.prune(CUTOFF, FINAL_STATES, limit=100) == 1
+
+    job = await submit(store)
+
+    page = await store.read_feed(read_so_far, FeedFilter(), 100)
+    assert [event.job_id for event in page.events] == [job.id]
 
 
 async def test_one_call_prunes_at_most_limit_jobs(store: Store) -> None:

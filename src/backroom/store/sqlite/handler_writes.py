@@ -12,6 +12,7 @@ from backroom.core.errors import LeaseLost
 from backroom.core.job import JSON, Lease
 from backroom.store.records import OnceRecord
 from backroom.store.rows import dump_json, dump_nullable_json, load_json
+from backroom.store.sqlite.id_floors import next_id_sql
 from backroom.store.sqlite.part import SqlitePart
 
 _HOLDS_LEASE = "SELECT 1 FROM jobs WHERE id = ? AND lease_token = ? AND state = 'running'"
@@ -24,8 +25,8 @@ WHERE id = ? AND lease_token = ? AND state = 'running'
 """
 
 _PROGRESS_EVENT = (
-    "INSERT INTO job_events (job_id, at, from_state, to_state, reason) "
-    "VALUES (?, ?, 'running', 'running', 'progress')"
+    "INSERT INTO job_events (id, job_id, at, from_state, to_state, reason) "
+    f"VALUES ({next_id_sql('job_events')}, ?, ?, 'running', 'running', 'progress')"
 )
 
 _END_ONCE = """

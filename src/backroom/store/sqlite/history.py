@@ -12,9 +12,11 @@ from collections.abc import Iterable, Sequence
 from backroom.core.job import Job
 from backroom.core.lifecycle import Transition
 from backroom.store.rows import error_columns
+from backroom.store.sqlite.id_floors import largest_id
 
 _INSERT_EVENT = (
-    "INSERT INTO job_events (job_id, at, from_state, to_state, reason) VALUES (?, ?, ?, ?, ?)"
+    "INSERT INTO job_events (id, job_id, at, from_state, to_state, reason) "
+    "VALUES (?, ?, ?, ?, ?, ?)"
 )
 
 _OPEN_ATTEMPT = (
@@ -37,11 +39,13 @@ Ended = tuple[int, int, Transition]
 
 def record_transitions(connection: sqlite3.Connection, moved: Iterable[Moved]) -> None:
     """Log each job's transition in the job_events table."""
+    # Ids given here rather than by SQLite, which could hand out a pruned event's id.
+    largest = largest_id(connection, "job_events")
     connection.executemany(
         _INSERT_EVENT,
         (
-            (job_id, transition.at, transition.source, transition.target, transition.reason)
-            for job_id, transition in moved
+            (event_id, job_id, change.at, change.source, change.target, change.reason)
+            for event_id, (job_id, change) in enumerate(moved, start=largest + 1)
         ),
     )
 

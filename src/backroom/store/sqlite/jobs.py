@@ -6,7 +6,6 @@ import sqlite3
 from collections.abc import Sequence
 
 from backroom.core import transitions
-from backroom.core.errors import StoreError
 from backroom.core.job import Job, JobState, NewJob, SubmitResult
 from backroom.core.transitions import new_job
 from backroom.store.records import JobFilter, RedriveFilter
@@ -19,6 +18,7 @@ from backroom.store.rows import (
 )
 from backroom.store.sqlite import queries
 from backroom.store.sqlite.history import record_transitions
+from backroom.store.sqlite.id_floors import largest_id as largest_id_of
 from backroom.store.sqlite.part import SqlitePart
 from backroom.store.submission import plan_submissions
 from backroom.store.submit_group import SubmitGroups
@@ -27,8 +27,8 @@ Key = tuple[str, str]
 """A tenant and an idempotency key."""
 
 _INSERT_JOB = f"""
-INSERT INTO jobs (state, {NEW_JOB_COLUMNS})
-VALUES ('queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO jobs (id, state, {NEW_JOB_COLUMNS})
+VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 """
 
 _FIND_BY_KEY = "SELECT * FROM jobs WHERE tenant = ? AND idempotency_key = ?"
@@ -90,13 +90,13 @@ def store_submissions(
 def _insert_jobs(connection: sqlite3.Connection, jobs: Sequence[NewJob], now: int) -> list[Job]:
     if not jobs:
         return []
-    # The write lock is held, and SQLite gives each new row the largest id plus one,
-    # so the rows above the current largest id are exactly these, in order.
-    (largest_id,) = connection.execute("SELECT COALESCE(MAX(id), 0) FROM jobs").fetchone()
-    connection.executemany(_INSERT_JOB, [new_job_values(new, now) for new in jobs])
-    (now_largest,) = connection.execute("SELECT MAX(id) FROM jobs").fetchone()
-    if now_largest != largest_id + len(jobs):
-        raise StoreError(f"inserted {len(jobs)} jobs but ids moved by {now_largest - largest_id}")
+    # Ids given here (the write lock is held) rather than by SQLite, which could hand
+    # out a pruned job's id again.
+    largest_id = largest_id_of(connection, "jobs")
+    connection.executemany(
+        _INSERT_JOB,
+        [(job_id, *new_job_values(new, now)) for job_id, new in enumerate(jobs, largest_id + 1)],
+    )
     # The rows hold exactly what `new_job` builds; no need to read them back.
     return [new_job(largest_id + n, new, now) for n, new in enumerate(jobs, start=1)]
 

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from backroom.core.job import TERMINAL_STATES, JobState
 from backroom.store.rows import dump_json
+from backroom.store.sqlite.id_floors import raise_floors
 
 # Keep a job whose events a durable feed reader (webhook dispatch) has not read.
 _READ_BY_EVERY_READER = """NOT EXISTS (
@@ -67,6 +68,7 @@ def prune(
 
 def _delete(connection: sqlite3.Connection, doomed: list[int]) -> int:
     if doomed:
+        raise_floors(connection)
         ids = dump_json(doomed)
         for statement in _DELETES:
             connection.execute(statement, (ids,))
