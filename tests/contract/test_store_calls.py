@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from contract_support import T0, Backend, running
+from contract_support import BOOM, T0, Backend, running
 
 from backroom.core.errors import LeaseLost
-from backroom.core.job import Job, Lease
+from backroom.core.job import Job, JobState, Lease
+from backroom.core.outcome import Failed
 from backroom.core.spend import BudgetWindow, CallIntent, CallOpening, CallState, OpenCall
 from backroom.core.usage import DAY_MS, AttemptUsage, UsageTotals
 from backroom.store.protocol import Store, Tenant
@@ -113,6 +114,17 @@ async def test_open_calls_of_yesterday_hold_budget_older_ones_do_not(store: Stor
 
     opening = await store.call_open(new.lease, intent(new, 5_000), DAY)
     assert opening == CallOpening(True, 0, 5_000)
+
+
+async def test_a_pruned_jobs_call_records_go_with_it(store: Store) -> None:
+    job = await running(store)
+    await store.call_open(job.lease, intent(job), None)
+    # The worker died mid-call: its call stays open, and the job ends on the sweep.
+    assert await store.finish([(job.lease, Failed(BOOM))], T0 + 1) == [True]
+
+    assert await store.prune(T0 + 2, [JobState.FAILED], limit=10) == 1
+
+    assert await store.open_calls(job.id) == []
 
 
 async def test_concurrent_openings_never_overshoot_the_budget(backend: Backend) -> None:

@@ -13,8 +13,8 @@ from backroom.store.memory.tables import MemoryTables
 def prune(tables: MemoryTables, older_than: int, states: Sequence[JobState], limit: int) -> int:
     """Delete up to `limit` jobs in `states` that finished before `older_than`.
 
-    Their attempts, events and `once` records go with them; their usage stays (it is
-    the spend record). Raises `ValueError` for a state that is not final.
+    Their attempts, events, `once` records and LLM call records go with them; their
+    usage stays (it is the spend record). Raises `ValueError` for a state that is not final.
     """
     unfinished = set(states) - TERMINAL_STATES
     if unfinished:

@@ -220,6 +220,8 @@ class MemoryTables:
             del self.by_key[row.tenant, row.idempotency_key]
         for table in (self.attempts, self.events, self.once):
             table.pop(job_id, None)
+        for call in [call for call in self.calls if call[0] == job_id]:
+            del self.calls[call]
 
     @contextmanager
     def changing(self, row: JobRow) -> Iterator[JobRow]:

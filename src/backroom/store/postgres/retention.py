@@ -1,11 +1,11 @@
 """Retention on PostgreSQL: delete finished jobs older than a cutoff, with their history.
 
 One call is one statement deleting one bounded batch: the jobs, and every row that
-names them (attempts, transition events, `ctx.once` records, webhook deliveries), in
-one short
-transaction. The batch is taken with `FOR UPDATE SKIP LOCKED`, so workers sweeping
-at the same moment delete disjoint batches instead of waiting for each other, and an
-operator action on one of the jobs (a redrive) is never overwritten by a delete.
+names them (attempts, transition events, `ctx.once` records, LLM call records,
+webhook deliveries), in one short transaction. The batch is taken with `FOR UPDATE
+SKIP LOCKED`, so workers sweeping at the same moment delete disjoint batches instead
+of waiting for each other, and an operator action on one of the jobs (a redrive) is
+never overwritten by a delete.
 """
 
 from __future__ import annotations
@@ -29,6 +29,8 @@ _GONE = """attempts_gone AS (
     DELETE FROM job_events WHERE job_id = ANY (ARRAY(SELECT id FROM doomed))
 ), once_gone AS (
     DELETE FROM once_records WHERE job_id = ANY (ARRAY(SELECT id FROM doomed))
+), calls_gone AS (
+    DELETE FROM llm_calls WHERE job_id = ANY (ARRAY(SELECT id FROM doomed))
 ), delivery_attempts_gone AS (
     DELETE FROM webhook_delivery_attempts WHERE delivery_id = ANY (ARRAY(
         SELECT id FROM webhook_deliveries WHERE job_id = ANY (ARRAY(SELECT id FROM doomed))))

@@ -39,6 +39,7 @@ _DELETES = (
     "DELETE FROM attempts WHERE job_id IN (SELECT value FROM json_each(?))",
     "DELETE FROM job_events WHERE job_id IN (SELECT value FROM json_each(?))",
     "DELETE FROM once_records WHERE job_id IN (SELECT value FROM json_each(?))",
+    "DELETE FROM llm_calls WHERE job_id IN (SELECT value FROM json_each(?))",
     "DELETE FROM webhook_delivery_attempts WHERE delivery_id IN "
     "(SELECT id FROM webhook_deliveries WHERE job_id IN (SELECT value FROM json_each(?)))",
     "DELETE FROM webhook_deliveries WHERE job_id IN (SELECT value FROM json_each(?))",
