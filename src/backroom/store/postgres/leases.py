@@ -36,17 +36,19 @@ CLAIM = f"""
 WITH RECURSIVE {{queue_order}},
 {LANE_ROOM},
 tenants (queue, queue_rank, tenant) AS (
-    -- Each queue's tenants with queued jobs: one seek in `jobs_claim` per tenant (the
-    -- ORDER BY is that index's, so no other index looks cheaper to the planner).
+    -- Each queue's tenants with queued jobs: one seek per tenant. Ordered by tenant
+    -- alone, which `jobs_claim` and `jobs_depth` both hold in order, so whichever the
+    -- planner takes stops at its first entry: ordered by (tenant, priority DESC), an
+    -- unanalyzed table (autovacuum off) had it read and sort every queued job instead.
     SELECT queue, queue_rank,
            (SELECT tenant FROM jobs WHERE state = 'queued' AND queue = queue_order.queue
-            ORDER BY tenant, priority DESC LIMIT 1)
+            ORDER BY tenant LIMIT 1)
     FROM queue_order
     UNION ALL
     SELECT queue, queue_rank,
            (SELECT tenant FROM jobs
             WHERE state = 'queued' AND queue = tenants.queue AND tenant > tenants.tenant
-            ORDER BY tenant, priority DESC LIMIT 1)
+            ORDER BY tenant LIMIT 1)
     FROM tenants WHERE tenant IS NOT NULL
 ),
 candidates AS (

@@ -1,0 +1,108 @@
+"""The worker path's statements read what they need, whatever the table's statistics.
+
+A server with autovacuum off never analyzes the tables, and a plan made from no
+statistics once read every queued job for each claim (a sort for one tenant's name)
+and every job for each batch of the event feed the webhook dispatcher reads. Each test
+fills a table it never analyzes and asserts on the rows each plan node read
+(EXPLAIN ANALYZE, counts not times).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import asyncpg
+import pytest
+from postgres_schemas import scratch_schema
+from postgres_store_support import T0, due_job, migrated
+
+from backroom.core.job import DEFAULT_QUEUE, DEFAULT_TENANT
+from backroom.store.postgres import feed, leases
+from backroom.store.postgres.store import PostgresStore
+
+pytestmark = pytest.mark.postgres
+
+QUEUED = 30_000
+LIMIT = 10
+BATCH = 500
+"""The webhook dispatcher's batch of events (its default)."""
+
+FILL = """
+INSERT INTO jobs (tenant, task, queue, state, input, max_attempts, run_at, created_at, updated_at)
+SELECT $3, 'noop', $4, 'queued', $5, 3, $1, $1, $1 FROM generate_series(1, $2)
+"""
+"""QUEUED jobs in one statement (no events: the tests that read the feed submit some)."""
+INPUT = json.dumps("x" * 200)
+"""Each filled job's input: a row as wide as a small job's, the table as many pages."""
+
+
+@pytest.fixture
+def schema_url(postgres_url: str) -> Iterator[str]:
+    with scratch_schema(postgres_url) as url:
+        yield url
+
+
+@pytest.fixture
+async def filled(schema_url: str) -> AsyncIterator[asyncpg.Connection[asyncpg.Record]]:
+    """A migrated schema with the events of BATCH jobs and QUEUED more jobs, never
+    analyzed; a connection to it."""
+    store = await migrated(PostgresStore.from_url(schema_url))
+    try:
+        await store.submit_many([due_job() for _ in range(BATCH)], T0)
+    finally:
+        await store.close()
+    database, schema = schema_url.split("?search_path=")
+    connection = await asyncpg.connect(database)
+    await connection.execute(f'SET search_path = "{schema}"')
+    try:
+        await connection.execute(FILL, T0, QUEUED, DEFAULT_TENANT, DEFAULT_QUEUE, INPUT)
+        yield connection
+    finally:
+        await connection.close()
+
+
+async def rows_read(
+    connection: asyncpg.Connection[asyncpg.Record], statement: str, *arguments: Any
+) -> dict[str, int]:
+    """The most rows any one plan node of `statement` read from each table, in the plan
+    a worker's connection keeps for it (the generic one); rolled back."""
+    transaction = connection.transaction()
+    await transaction.start()
+    try:
+        await connection.execute("SET LOCAL plan_cache_mode = force_generic_plan")
+        text = await connection.fetchval(f"EXPLAIN (ANALYZE, FORMAT JSON) {statement}", *arguments)
+    finally:
+        await transaction.rollback()
+    most: dict[str, int] = {}
+    for node in _nodes(json.loads(text)[0]["Plan"]):
+        if "Relation Name" in node and node["Node Type"] not in ("ModifyTable", "LockRows"):
+            rows = node["Actual Rows"] * node["Actual Loops"]
+            most[node["Relation Name"]] = max(most.get(node["Relation Name"], 0), rows)
+    return most
+
+
+def _nodes(node: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    yield node
+    for child in node.get("Plans", ()):
+        yield from _nodes(child)
+
+
+async def test_a_claim_reads_its_candidates_not_the_queue(
+    filled: asyncpg.Connection[asyncpg.Record],
+) -> None:
+    claim = leases.CLAIM.format(queue_order=leases.EVERY_QUEUE)
+    read = await rows_read(filled, claim, T0, LIMIT, T0 + 60_000, "w", "claimed", None)
+
+    # Each tenant offers 4 x limit candidates; no node reads the whole queue.
+    assert read["jobs"] <= 4 * LIMIT
+
+
+async def test_a_feed_batch_reads_its_events_jobs_not_the_table(
+    filled: asyncpg.Connection[asyncpg.Record],
+) -> None:
+    read = await rows_read(filled, feed._READ_DELIVERABLE, "1", 0, [], BATCH)
+
+    assert read["job_events"] <= BATCH
+    assert read["jobs"] <= BATCH
