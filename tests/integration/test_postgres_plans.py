@@ -1,4 +1,5 @@
-"""The worker path's statements read what they need, whatever the table's statistics.
+"""The worker path's statements read what they need, whatever the tables' statistics,
+and a lease sweep keeps the statistics where autovacuum does not.
 
 A server with autovacuum off never analyzes the tables, and a plan made from no
 statistics once read every queued job for each claim (a sort for one tenant's name)
@@ -36,6 +37,15 @@ SELECT $3, 'noop', $4, 'queued', $5, 3, $1, $1, $1 FROM generate_series(1, $2)
 """QUEUED jobs in one statement (no events: the tests that read the feed submit some)."""
 INPUT = json.dumps("x" * 200)
 """Each filled job's input: a row as wide as a small job's, the table as many pages."""
+
+
+STATISTICS = """
+SELECT reltuples, analyze_count AS analyses FROM pg_class
+JOIN pg_stat_user_tables ON relid = pg_class.oid WHERE pg_class.oid = 'jobs'::regclass
+"""
+
+
+HEAD = "SELECT xid::text, id FROM job_events ORDER BY xid DESC, id DESC LIMIT 1"
 
 
 @pytest.fixture
@@ -78,7 +88,8 @@ async def rows_read(
     most: dict[str, int] = {}
     for node in _nodes(json.loads(text)[0]["Plan"]):
         if "Relation Name" in node and node["Node Type"] not in ("ModifyTable", "LockRows"):
-            rows = node["Actual Rows"] * node["Actual Loops"]
+            kept, removed = node["Actual Rows"], node.get("Rows Removed by Filter", 0)
+            rows = (kept + removed) * node["Actual Loops"]
             most[node["Relation Name"]] = max(most.get(node["Relation Name"], 0), rows)
     return most
 
@@ -106,3 +117,39 @@ async def test_a_feed_batch_reads_its_events_jobs_not_the_table(
 
     assert read["job_events"] <= BATCH
     assert read["jobs"] <= BATCH
+
+
+async def test_a_feed_batch_past_the_analyzed_events_reads_each_job_once(
+    schema_url: str, filled: asyncpg.Connection[asyncpg.Record]
+) -> None:
+    # Analyzed, then BATCH more events: the statistics say none are past the position.
+    await filled.execute("ANALYZE")
+    head = await filled.fetchrow(HEAD)
+    assert head is not None
+    store = PostgresStore.from_url(schema_url)
+    try:
+        await store.submit_many([due_job() for _ in range(BATCH)], T0)
+    finally:
+        await store.close()
+
+    read = await rows_read(filled, feed._READ_DELIVERABLE, head["xid"], head["id"], [], BATCH)
+
+    assert read["jobs"] <= BATCH
+
+
+async def test_a_sweep_analyzes_a_grown_table_autovacuum_leaves_alone(
+    schema_url: str, filled: asyncpg.Connection[asyncpg.Record]
+) -> None:
+    await filled.execute("ALTER TABLE jobs SET (autovacuum_enabled = false)")
+    store = PostgresStore.from_url(schema_url)
+    try:
+        await store.expire_leases(T0)
+        first = await filled.fetchrow(STATISTICS)
+        await store.expire_leases(T0)
+        second = await filled.fetchrow(STATISTICS)
+    finally:
+        await store.close()
+
+    assert first is not None and second is not None
+    assert first["reltuples"] > QUEUED / 2  # analyzed (-1 before: never)
+    assert second["analyses"] == first["analyses"] == 1  # not again until it doubles

@@ -43,11 +43,13 @@ WITH scanned AS (
     LIMIT $4
 )
 SELECT {_COLUMNS}, true AS wanted
-FROM scanned AS e JOIN jobs AS j ON j.id = e.job_id
-    -- The ids as an array too, so that the jobs are found by primary key: estimated
-    -- without statistics (autovacuum off), the join read the whole table, finished
-    -- jobs and all, for each batch of events.
-    AND j.id = ANY (ARRAY(SELECT job_id FROM scanned))
+FROM scanned AS e
+-- Each event's job by its primary key, in a subquery the planner cannot flatten (the
+-- LIMIT): as a join, planned from a table without statistics (autovacuum off), it
+-- read every job, finished ones too, for each batch of events.
+CROSS JOIN LATERAL (
+    SELECT tenant, task, queue, webhook_url FROM jobs WHERE jobs.id = e.job_id LIMIT 1
+) AS j
 WHERE j.tenant = ANY ($3::text[])
    OR (j.webhook_url IS NOT NULL AND e.to_state IN ('succeeded', 'failed', 'cancelled'))
 UNION ALL
