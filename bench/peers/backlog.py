@@ -9,8 +9,9 @@ finished jobs and drained, and claims timed there (`--claims` claims of 100 from
 queue, through the store as a worker calls it) beside the same claims in a fresh store.
 Rates are jobs over the first handler start to the last (as `bench.peers.run`); the
 large run's rate is also given per tenth of its jobs, to say where a drop goes. On
-PostgreSQL the `jobs` table's autovacuum settings and its count of autovacuum runs and
-dead rows after the large run are printed beside.
+PostgreSQL the `jobs` table's autovacuum settings and its count of autovacuum runs,
+ANALYZEs (a worker's sweep runs them where autovacuum is off) and dead rows after the
+large run are printed beside.
 """
 
 from __future__ import annotations
@@ -30,7 +31,8 @@ from backroom import App
 from bench.peers.variants import Variant, drain, fill, store_options, stores
 from bench.postgres_support import ROOT
 
-STATS = """SELECT reloptions, n_live_tup, n_dead_tup, autovacuum_count, autoanalyze_count
+STATS = """SELECT reloptions, n_live_tup, n_dead_tup, autovacuum_count, autoanalyze_count,
+    analyze_count
 FROM pg_class JOIN pg_stat_user_tables ON relid = pg_class.oid WHERE pg_class.relname = 'jobs'"""
 
 
