@@ -182,3 +182,76 @@ async def test_the_listener_reconnects_and_calls_back_after_its_session_is_kille
     await wakeups.next()  # listening again: work queued meanwhile may be waiting
     await submitting.submit(due_job(), T0)
     await wakeups.next()
+
+
+# -- the hint after a group of submissions -------------------------------------------
+
+
+class Senders:
+    """The server process of every notification on a channel, heard on a connection of
+    the test's own (outside the store's sessions, so it outlives their termination)."""
+
+    def __init__(self, connection: asyncpg.Connection) -> None:
+        self._connection = connection
+        self._pids: asyncio.Queue[int] = asyncio.Queue()
+
+    @classmethod
+    async def listening(cls, url: str, channel: str) -> Senders:
+        """Listening on `channel` when this returns."""
+        senders = cls(await asyncpg.connect(url))
+        await senders._connection.add_listener(
+            channel, lambda *notification: senders._pids.put_nowait(notification[1])
+        )
+        return senders
+
+    async def next(self) -> tuple[int, str]:
+        """The next notifying session: its pid, and the last statement it ran."""
+        async with asyncio.timeout(WAIT_S):
+            pid = await self._pids.get()
+        query: str = await self._connection.fetchval(
+            "SELECT query FROM pg_stat_activity WHERE pid = $1", pid
+        )
+        return pid, query
+
+    async def close(self) -> None:
+        """Stop listening."""
+        await self._connection.close()
+
+
+async def submit_group(store: PostgresStore, size: int) -> None:
+    """Submit `size` due jobs at once: stored as one group (see `store.submit_group`)."""
+    results = await asyncio.gather(*(store.submit(due_job(), T0) for _ in range(size)))
+    assert len({result.job.id for result in results}) == size
+
+
+async def test_a_group_of_submissions_commits_silently_and_then_wakes_the_workers(
+    open_store: Callable[[], PostgresStore], schema_url: str, settings: PostgresSettings
+) -> None:
+    store = await migrated(open_store())
+    senders = await Senders.listening(schema_url, settings.channel)
+    try:
+        await submit_group(store, 3)
+        # Not the group's statement: a session whose last statement was the hint alone.
+        _, query = await senders.next()
+        assert query == "SELECT pg_notify($1, '')"
+    finally:
+        await senders.close()
+
+
+async def test_the_wake_hint_reconnects_after_its_session_is_killed(
+    open_store: Callable[[], PostgresStore], schema_url: str, settings: PostgresSettings
+) -> None:
+    store = await migrated(open_store())
+    senders = await Senders.listening(schema_url, settings.channel)
+    try:
+        await submit_group(store, 2)
+        first, _ = await senders.next()
+
+        assert await terminate_sessions(schema_url, settings.application_name) >= 1
+
+        await submit_group(store, 2)
+        again, query = await senders.next()
+        assert again != first
+        assert query == "SELECT pg_notify($1, '')"
+    finally:
+        await senders.close()

@@ -160,11 +160,15 @@ class PostgresDatabase:
         self._opening = asyncio.Lock()
 
     async def connect(self) -> asyncpg.Connection[asyncpg.Record]:
-        """A connection of its own, outside the pool, for LISTEN (to `listen_dsn` if set)."""
+        """A connection of its own, outside the pool, for LISTEN or the wake hints (to
+        `listen_dsn` if set; without it, through a transaction pooler, no statement
+        cache: see `_open_pool`)."""
+        pooled = self.settings.listen_dsn is None and self.settings.pooler is Pooler.TRANSACTION
         return await asyncpg.connect(
             self.settings.listen_dsn or self.settings.dsn,
             timeout=self.settings.connect_timeout_s,
             server_settings={"application_name": self.settings.application_name},
+            statement_cache_size=0 if pooled else _STATEMENT_CACHE_SIZE,
         )
 
     @contextlib.asynccontextmanager

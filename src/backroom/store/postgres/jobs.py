@@ -13,6 +13,7 @@ from backroom.store.postgres import queries
 from backroom.store.postgres.history import RECORD_TRANSITIONS
 from backroom.store.postgres.part import PostgresPart
 from backroom.store.postgres.submit import submit_each, submit_jobs
+from backroom.store.postgres.wake_hint import WakeHint
 from backroom.store.records import JobFilter, RedriveFilter
 from backroom.store.rows import error_columns, job_from_row
 from backroom.store.submit_group import SubmitGroups
@@ -83,6 +84,8 @@ class PostgresJobs(PostgresPart):
 
     _submit_groups: SubmitGroups
     """Concurrent `submit` calls, stored a group at a time (`PostgresStore` sets it)."""
+    _wake_hint: WakeHint
+    """Wakes the workers after a group's commit (`PostgresStore` sets it)."""
 
     async def submit(self, new: NewJob, now: int) -> SubmitResult:
         """Store a queued job, or return the one its idempotency key already names.
@@ -96,11 +99,23 @@ class PostgresJobs(PostgresPart):
         self, jobs: Sequence[NewJob], now: int
     ) -> Sequence[SubmitResult | Exception]:
         """A group of `submit` calls: one statement, each answered on its own, unless a
-        job has a cap (then one transaction, all or none, for the caps' locks)."""
+        job has a cap (then one transaction, all or none, for the caps' locks).
+
+        The statement commits without NOTIFY, whose lock serializes the commits of
+        concurrent groups; the hints follow the commit (`postgres.wake_hint`).
+        """
         if any(new.max_active is not None for new in jobs):
             return await self.submit_many(jobs, now)
         async with self._database.connection() as connection:
-            return await submit_each(connection, jobs, now, self._channel)
+            results = await submit_each(connection, jobs, now, self._channel, notify=False)
+        created = [
+            result.job for result in results if isinstance(result, SubmitResult) and result.created
+        ]
+        if created:
+            self._feed_hint.send()
+        if any(job.run_at <= now for job in created):
+            self._wake_hint.send()
+        return results
 
     async def _submit_alone(self, new: NewJob, now: int) -> SubmitResult:
         """`submit` for one job, in a statement of its own."""

@@ -31,6 +31,7 @@ from backroom.store.postgres.pauses import PostgresPauses
 from backroom.store.postgres.queries import PostgresEvents
 from backroom.store.postgres.tenants import PostgresTenants
 from backroom.store.postgres.usage import PostgresUsage
+from backroom.store.postgres.wake_hint import WakeHint
 from backroom.store.postgres.workers import PostgresWorkers
 from backroom.store.records import JobCount, QueueStats, TaskBacklog
 from backroom.store.rows import job_count_from_row, queue_stats_from_row, task_backlog_from_row
@@ -60,6 +61,7 @@ class PostgresStore(
         self._channel = settings.channel
         self._listener = new_work_listener(self._database.connect, settings)
         self._feed_hint = FeedHint(self._database)
+        self._wake_hint = WakeHint(self._database.connect, settings.channel)
         # Groups in flight at once: the pool's connections but one, left for the rest.
         parallel = max(1, settings.max_connections - 1)
         self._submit_groups = SubmitGroups(self._submit_group, self._submit_alone, parallel)
@@ -104,5 +106,6 @@ class PostgresStore(
         """Stop listening and close every connection."""
         await self._listener.close()
         await self._close_feed_listener()
+        await self._wake_hint.close()
         await self._feed_hint.close()
         await self._database.close()

@@ -21,11 +21,11 @@ from backroom.core.job import Job, NewJob, SubmitResult
 from backroom.core.transitions import new_job
 from backroom.store.postgres import queries
 from backroom.store.postgres.database import PooledConnection
-from backroom.store.postgres.history import RECORD_TRANSITIONS
+from backroom.store.postgres.history import RECORD_TRANSITIONS, RECORD_TRANSITIONS_HINTED
 from backroom.store.postgres.submit_rows import ROW_SOURCE, ROWS_FROM, rows_json
 from backroom.store.rows import dump_json, job_from_row
 
-_SUBMIT = f"""
+_SUBMIT = """
 WITH inserted AS (
     INSERT INTO jobs (tenant, task, queue, priority, state, input, max_attempts, timeout_ms,
                       run_at, created_at, updated_at, idempotency_key, fingerprint, metadata,
@@ -33,23 +33,40 @@ WITH inserted AS (
     SELECT tenant, task, queue, priority, 'queued', input, max_attempts, timeout_ms,
            run_at, $1::bigint, $1::bigint, idempotency_key, fingerprint, metadata, lane,
            webhook_url, traceparent
-    FROM {{source}}
+    FROM {source}
     -- Ids are drawn in this order, so sorting the returned rows by id restores it.
     ORDER BY position
-    {{on_conflict}}
+    {on_conflict}
     RETURNING id, tenant, idempotency_key, run_at
 ), moves AS (
     SELECT id AS job_id, $1::bigint AS at, NULL::text AS from_state, 'queued' AS to_state,
            $3::text AS reason
     FROM inserted
-), {RECORD_TRANSITIONS}, wake AS (
-    SELECT pg_notify($2, '') WHERE EXISTS (SELECT FROM inserted WHERE run_at <= $1)
-)
-SELECT id, tenant, idempotency_key, (SELECT count(*) FROM wake) AS woken
+), {record}{wake}
+SELECT id, tenant, idempotency_key{woken}
 FROM inserted ORDER BY id
 """
 """$1 now, $2 channel, $3 reason, then the new jobs (`_ARRAY_SOURCE` or `ROW_SOURCE`):
-the ids and keys of those inserted."""
+the ids and keys of those inserted. `{record}{wake}` and `{woken}` are those
+of `_NOTIFYING` or `_HINTED`."""
+
+_NOTIFYING = {
+    "record": RECORD_TRANSITIONS,
+    "wake": """, wake AS (
+    SELECT pg_notify($2, '') WHERE EXISTS (SELECT FROM inserted WHERE run_at <= $1)
+)""",
+    "woken": ", (SELECT count(*) FROM wake) AS woken",
+}
+"""The statement notifies the workers and the feed's readers as it commits."""
+
+_HINTED = {
+    # $2 is still sent: mention it, or the server cannot tell its type.
+    "record": RECORD_TRANSITIONS_HINTED,
+    "wake": "",
+    "woken": ", $2::text AS channel",
+}
+"""The statement notifies no one: its caller sends the hints once it has committed
+(`postgres.wake_hint`, `postgres.feed_hint`), so it commits without NOTIFY's lock."""
 
 _ARRAY_SOURCE = """unnest(
              $4::text[], $5::text[], $6::text[], $7::integer[], $8::text[], $9::integer[],
@@ -62,16 +79,34 @@ _ARRAY_SOURCE = """unnest(
 
 _ON_CONFLICT = "ON CONFLICT (tenant, idempotency_key) WHERE idempotency_key IS NOT NULL DO NOTHING"
 
-SUBMIT = _SUBMIT.format(source=_ARRAY_SOURCE, on_conflict=_ON_CONFLICT)
+SUBMIT = _SUBMIT.format(source=_ARRAY_SOURCE, on_conflict=_ON_CONFLICT, **_NOTIFYING)
 """`_SUBMIT` skipping every job whose key is taken."""
 
-SUBMIT_KEYLESS = _SUBMIT.format(source=_ARRAY_SOURCE, on_conflict="")
+SUBMIT_KEYLESS = _SUBMIT.format(source=_ARRAY_SOURCE, on_conflict="", **_NOTIFYING)
 """`_SUBMIT` for jobs without keys, which nothing can conflict with: without ON CONFLICT
 each row is inserted once, not speculatively and then confirmed (a WAL record less)."""
 
-_SUBMIT_ROWS = _SUBMIT.format(source=ROW_SOURCE, on_conflict=_ON_CONFLICT)
-_SUBMIT_ROWS_KEYLESS = _SUBMIT.format(source=ROW_SOURCE, on_conflict="")
+_SUBMIT_ROWS = _SUBMIT.format(source=ROW_SOURCE, on_conflict=_ON_CONFLICT, **_NOTIFYING)
+_SUBMIT_ROWS_KEYLESS = _SUBMIT.format(source=ROW_SOURCE, on_conflict="", **_NOTIFYING)
 """`SUBMIT` and `SUBMIT_KEYLESS` reading a bulk submission's jobs from one JSON document."""
+
+_SUBMIT_HINTED = _SUBMIT.format(source=_ARRAY_SOURCE, on_conflict=_ON_CONFLICT, **_HINTED)
+_SUBMIT_HINTED_KEYLESS = _SUBMIT.format(source=_ARRAY_SOURCE, on_conflict="", **_HINTED)
+_SUBMIT_ROWS_HINTED = _SUBMIT.format(source=ROW_SOURCE, on_conflict=_ON_CONFLICT, **_HINTED)
+_SUBMIT_ROWS_HINTED_KEYLESS = _SUBMIT.format(source=ROW_SOURCE, on_conflict="", **_HINTED)
+"""The four above, notifying no one (`_HINTED`): by (rows, keyless)."""
+
+_STATEMENTS = {
+    # (notifies, as rows, keyless)
+    (True, False, False): SUBMIT,
+    (True, False, True): SUBMIT_KEYLESS,
+    (True, True, False): _SUBMIT_ROWS,
+    (True, True, True): _SUBMIT_ROWS_KEYLESS,
+    (False, False, False): _SUBMIT_HINTED,
+    (False, False, True): _SUBMIT_HINTED_KEYLESS,
+    (False, True, False): _SUBMIT_ROWS_HINTED,
+    (False, True, True): _SUBMIT_ROWS_HINTED_KEYLESS,
+}
 
 LOCK_TENANTS = """
 SELECT pg_advisory_xact_lock(hashtextextended('backroom.tenant:' || tenant, 0))
@@ -127,22 +162,26 @@ async def submit_jobs(
 
 
 async def submit_each(
-    connection: PooledConnection, jobs: Sequence[NewJob], now: int, channel: str
+    connection: PooledConnection,
+    jobs: Sequence[NewJob],
+    now: int,
+    channel: str,
+    *,
+    notify: bool = True,
 ) -> list[SubmitResult | IdempotencyConflict | StoreUnavailable]:
     """Store the new jobs, caps not checked; each submission's result, or the error it
     alone earns (its key names a job with another fingerprint, or one that vanished).
 
     Outside a transaction the insert commits at once, whatever the errors: for jobs
-    without a cap (`NewJob.max_active`), each submitted on its own behalf.
+    without a cap (`NewJob.max_active`), each submitted on its own behalf. Without
+    `notify`, the statement wakes neither the workers nor the feed's readers: the caller
+    hints them once it has committed.
     """
     transition = transitions.submitted(now)
     keyless = all(new.idempotency_key is None for new in jobs)
-    if len(jobs) >= ROWS_FROM:
-        statement = _SUBMIT_ROWS_KEYLESS if keyless else _SUBMIT_ROWS
-        values: list[Any] = [rows_json(jobs, now)]
-    else:
-        statement = SUBMIT_KEYLESS if keyless else SUBMIT
-        values = _submit_columns(jobs)
+    as_rows = len(jobs) >= ROWS_FROM
+    statement = _STATEMENTS[(notify, as_rows, keyless)]
+    values: list[Any] = [rows_json(jobs, now)] if as_rows else _submit_columns(jobs)
     rows = await connection.fetch(statement, transition.at, channel, transition.reason, *values)
     picks = _match_inserted(jobs, rows, now)
     wanted = sorted({pick for pick in picks if isinstance(pick, tuple)})
