@@ -13,6 +13,8 @@ import pytest
 from backroom.core.feed import START, FeedFilter
 from backroom.core.job import NewJob
 from backroom.core.outcome import Succeeded
+from backroom.store.postgres import feed
+from backroom.store.postgres.database import PostgresDatabase, PostgresSettings
 from backroom.store.postgres.store import PostgresStore
 
 pytestmark = pytest.mark.postgres
@@ -146,3 +148,25 @@ async def test_claims_and_finishes_wake_feed_readers_after_their_commit(
         await asyncio.wait_for(woken.wait(), WAIT_S)
     finally:
         await other.close()
+
+
+async def test_a_move_past_events_that_called_for_nothing_does_not_wait_for_the_disk(
+    store: PostgresStore, schema_url: str
+) -> None:
+    # Only its own transaction commits asynchronously (feed.py, _MOVE_CURSOR_LAZILY).
+    start = await store.feed_consumer("webhooks", T0)
+    await submitted(store, 1)
+    await caught_up(store, 1)
+    head = await store.feed_head()
+    database = PostgresDatabase(PostgresSettings(schema_url, max_connections=1))
+    try:
+        async with database.transaction() as connection:
+            assert await feed.move_consumer(connection, "webhooks", start, head, T0, lazily=True)
+            assert await connection.fetchval("SHOW synchronous_commit") == "off"
+        async with database.transaction() as connection:
+            assert await connection.fetchval("SHOW synchronous_commit") == "on"
+            assert await feed.move_consumer(connection, "webhooks", head, start, T0)
+            assert await connection.fetchval("SHOW synchronous_commit") == "on"
+    finally:
+        await database.close()
+    assert await store.feed_consumer("webhooks", T0) == start

@@ -147,15 +147,15 @@ class Worker:
             now = self.clock.now()
             if config.stop_at is not None and now >= config.stop_at:
                 return
-            if now >= next_sweep:
-                await self._guarded(self.store.expire_leases(now))
-                next_sweep = now + config.sweep_interval_ms
             self._wake.clear()
             free = config.concurrency - self._executing
             if (gather := self._gathering.until(now, free, running=self._executing)) is not None:
                 await self._wake.wait(gather)
                 continue
             claimed = await self._claim(free, now) if free > 0 else 0
+            if now >= next_sweep:  # after the claim: a woken worker starts new work first
+                await self._guarded(self.store.expire_leases(now))
+                next_sweep = now + config.sweep_interval_ms
             if config.burst and claimed == 0 and not self._running and await self._idle():
                 return
             await self._wake.wait(await self._next_poll(now, claimed, free))

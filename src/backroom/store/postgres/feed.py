@@ -87,6 +87,17 @@ UPDATE feed_cursors SET commit_id = $1, event_id = $2, updated_at = $3
 WHERE consumer = $4 AND commit_id = $5 AND event_id = $6
 """
 
+# A move past events that called for nothing commits without waiting for its WAL flush:
+# lost in a crash, the reader reads them again and finds nothing again (a later write
+# that could change that, a new subscription, commits durably, flushing this one first).
+# It no longer queues a flush of its own behind (or ahead of) a worker's claim: each
+# submission, claim and finish wakes every dispatcher (see `postgres.feed_hint`).
+_MOVE_CURSOR_LAZILY = """
+UPDATE feed_cursors SET commit_id = $1, event_id = $2, updated_at = $3
+WHERE consumer = $4 AND commit_id = $5 AND event_id = $6
+  AND set_config('synchronous_commit', 'off', true) IS NOT NULL
+"""
+
 
 async def read_feed(
     connection: Connection, after: FeedPosition, where: FeedFilter, limit: int
@@ -159,11 +170,21 @@ async def consumer_position(connection: Connection, consumer: str, now: int) -> 
 
 
 async def move_consumer(
-    connection: Connection, consumer: str, expected: FeedPosition, to: FeedPosition, now: int
+    connection: Connection,
+    consumer: str,
+    expected: FeedPosition,
+    to: FeedPosition,
+    now: int,
+    *,
+    lazily: bool = False,
 ) -> bool:
-    """Move `consumer` from `expected` to `to`; False if another reader moved it first."""
+    """Move `consumer` from `expected` to `to`; False if another reader moved it first.
+
+    `lazily` (alone in its transaction, past events that called for nothing): without
+    waiting for the commit to reach the disk (see `_MOVE_CURSOR_LAZILY`)."""
+    statement = _MOVE_CURSOR_LAZILY if lazily else _MOVE_CURSOR
     status = await connection.execute(
-        _MOVE_CURSOR, to.commit, to.event_id, now, consumer, expected.commit, expected.event_id
+        statement, to.commit, to.event_id, now, consumer, expected.commit, expected.event_id
     )
     return status == "UPDATE 1"
 

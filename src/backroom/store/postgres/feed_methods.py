@@ -82,7 +82,9 @@ class PostgresFeed(PostgresPart):
         """Move `consumer` from `expected` to `to` and store `deliveries`, or do neither."""
         if not deliveries:  # one statement: no transaction around it
             async with self._database.connection() as connection:
-                return await feed.move_consumer(connection, consumer, expected, to, now)
+                return await feed.move_consumer(
+                    connection, consumer, expected, to, now, lazily=True
+                )
         async with self._database.connection() as connection, connection.transaction():
             if not await feed.move_consumer(connection, consumer, expected, to, now):
                 return False
