@@ -1,7 +1,9 @@
 """Processing 10,000 no-op jobs on PostgreSQL beside PgQueuer, round by round, with WAL.
 
     python -m bench.postgres_processing [--jobs 10000] [--rounds 3] [--processes 1,2,4]
-        [--server postgresql://postgres@127.0.0.1:5432] [--admin-db test]
+        [--server postgresql://postgres@127.0.0.1:5432] [--admin-db test] [--samples 100]
+
+(`--processes ''`: only the pickup latency rounds.)
 
 Each round runs every system with each number of processes, in alternating order, on
 a queue of `--jobs` jobs enqueued in bulk beforehand (VACUUM ANALYZE, CHECKPOINT, then
@@ -38,6 +40,7 @@ from bench.postgres_throughput import (
     backroom_enqueue,
     backroom_pickup,
     latency_row,
+    percentile,
 )
 from bench.postgres_wal import WalUse, wal_position, wal_use
 
@@ -194,14 +197,25 @@ def wal_detail(rows: Rows, jobs: int) -> list[str]:
 
 async def pickups(server: Server, rounds: int, samples: int) -> dict[str, list[float]]:
     """Pickup latencies (ms) of an idle backroom worker and of the raw asyncpg floor
-    (INSERT + NOTIFY to a SKIP LOCKED claim), `samples` of each a round, alternating."""
+    (INSERT + NOTIFY to a SKIP LOCKED claim), `samples` of each a round, alternating;
+    each round's p50 and p99 and the load average printed as it ends."""
     latencies: dict[str, list[float]] = {PICKUP: [], FLOOR: []}
     async with server.scratch("proc_pickup") as url:
         async with App(url):
             pass  # create the schema
-        for _ in range(rounds):
-            latencies[PICKUP] += await backroom_pickup(url, samples)
-            latencies[FLOOR] += await raw_pickup(url, samples)
+        for number in range(rounds):
+            load = os.getloadavg()[0]
+            mine = await backroom_pickup(url, samples)
+            floor = await raw_pickup(url, samples)
+            latencies[PICKUP] += mine
+            latencies[FLOOR] += floor
+            print(
+                f"pickup round {number + 1}: backroom p50 {statistics.median(mine):.2f} ms,"
+                f" p99 {percentile(mine, 0.99):.2f} ms; floor p50 {statistics.median(floor):.2f}"
+                f" ms, p99 {percentile(floor, 0.99):.2f} ms; load {load:.1f} ->"
+                f" {os.getloadavg()[0]:.1f}",
+                flush=True,
+            )
     return latencies
 
 
@@ -228,11 +242,12 @@ def main() -> None:
     parser.add_argument("--admin-db", default="test")
     parser.add_argument("--samples", type=int, default=100, help="pickups a round (0: none)")
     args = parser.parse_args()
-    counts = [int(part) for part in args.processes.split(",")]
+    counts = [int(part) for part in args.processes.split(",") if part]
     started = time.perf_counter()
     server = Server(args.server, args.admin_db)
-    rows = asyncio.run(measure(server, args.jobs, args.rounds, counts))
-    print("\n".join(report(rows, args.jobs)))
+    if counts:  # --processes '': the pickup rows alone
+        rows = asyncio.run(measure(server, args.jobs, args.rounds, counts))
+        print("\n".join(report(rows, args.jobs)))
     if args.samples:
         latencies = asyncio.run(pickups(server, args.rounds, args.samples))
         print("\n".join(pickup_report(latencies)), f"\nload average {os.getloadavg()[0]:.1f}")

@@ -41,6 +41,14 @@ CONSUMER = "webhooks"
 StatusUrl = Callable[[int], str]
 """Where a receiver can read a job: `status_url` in the payload."""
 
+SETTLE_MS = 20
+"""How long a woken dispatcher lets the writes that woke it settle before it reads.
+
+A submission wakes the feed's readers and the workers at once (its statement sends
+both notifications), and a worker process runs a dispatcher: read at once, its reads
+ran beside the claim of that very job and delayed it (issue 13's pickup latency). The
+claim's hint, and a quick job's finish, come within this time and share one read."""
+
 
 def delivery_job(
     now: int, again: bool = False, max_attempts: int = DELIVERY_RETRY.max_attempts
@@ -72,8 +80,10 @@ class WebhookDispatcher:
         *,
         batch: int = 500,
         max_attempts: int = DELIVERY_RETRY.max_attempts,
+        settle_ms: int = SETTLE_MS,
     ) -> None:
         self._max_attempts = max_attempts
+        self._settle_ms = settle_ms
         self._store = store
         self._clock = clock
         self._status_url = status_url
@@ -93,7 +103,8 @@ class WebhookDispatcher:
 
         A dispatcher that finds another one (in another process) took a batch before it
         stands back for `poll_ms`, deaf to new events, so that one dispatches alone
-        instead of both reading every event and one throwing its work away.
+        instead of both reading every event and one throwing its work away. Woken, it
+        reads `settle_ms` later (see `SETTLE_MS`).
         """
         self._store.on_feed_change(self.wake)
         while not stopping.is_set():
@@ -109,6 +120,8 @@ class WebhookDispatcher:
                 await sleep_unless(self._clock, poll_ms, stopping)
                 continue
             await sleep_unless(self._clock, poll_ms, self._woken, stopping)
+            if self._woken.is_set():  # hints that come meanwhile share the next read
+                await sleep_unless(self._clock, self._settle_ms, stopping)
 
     async def dispatch_once(self) -> int:
         """Dispatch one batch; 0 when there was nothing new (or another dispatcher took
