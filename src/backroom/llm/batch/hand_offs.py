@@ -5,24 +5,22 @@ same time (a claim's batch, each in its own attempt) share one store transaction
     opening = await writer.write(HandOff(lease, lane, intent, budget))   # in a handler
 
 Each attempt waits for its own answer (`BatchStore.batch_hand_off`: its call opened
-within its tenant's budget and its job offloaded, or not). The first hand-off starts
-a write on the event loop's next turn; those arriving while it
-is under way go in the next one. A write is not cut off by its attempt's
-cancellation (a worker stopping): its answer still comes, so that a stored hand-off
-is never left without its line.
+within its tenant's budget and its job offloaded, or not). The grouping is the
+store's `GroupWriter`: a write is not cut off by its attempt's cancellation (a worker
+stopping), and its answer still comes, so that a stored hand-off is never left
+without its line.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from backroom.clock import Clock
 from backroom.core.provider_batch import HandOff
 from backroom.core.spend import CallOpening
+from backroom.store.group_writes import GroupWriter
 from backroom.store.protocol import Store
-
-Pending = tuple[HandOff, "asyncio.Future[CallOpening | None]"]
 
 
 class HandOffWriter:
@@ -31,35 +29,17 @@ class HandOffWriter:
     def __init__(self, store: Callable[[], Store], clock: Clock) -> None:
         self._store = store
         self._clock = clock
-        self._pending: list[Pending] = []
-        self._writing: asyncio.Task[None] | None = None
-        self.groups = 0
+        self._writer: GroupWriter[HandOff, CallOpening | None] = GroupWriter(self._write_many)
+
+    @property
+    def groups(self) -> int:
         """How many writes were made (for tests and benchmarks)."""
+        return self._writer.groups
 
     def write(self, hand_off: HandOff) -> asyncio.Future[CallOpening | None]:
         """The answer to `hand_off` once its group is written: the opening of its call
         (`opened` or refused by the budget), or None if its lease was not held."""
-        answer: asyncio.Future[CallOpening | None] = asyncio.get_running_loop().create_future()
-        self._pending.append((hand_off, answer))
-        if self._writing is None or self._writing.done():
-            self._writing = asyncio.ensure_future(self._drain())
-        return answer
+        return self._writer.add(hand_off)
 
-    async def _drain(self) -> None:
-        # A task's first step runs on the loop's next turn: attempts ready now reach
-        # their hand-off first and join this group.
-        while self._pending:
-            group, self._pending = self._pending, []
-            self.groups += 1
-            try:
-                answers = await self._store().batch_hand_off(
-                    [hand_off for hand_off, _ in group], self._clock.now()
-                )
-            except Exception as error:  # every waiting attempt sees the store's failure
-                for _, answer in group:
-                    if not answer.done():
-                        answer.set_exception(error)
-                continue
-            for (_, answer), opening in zip(group, answers, strict=True):
-                if not answer.done():
-                    answer.set_result(opening)
+    async def _write_many(self, group: list[HandOff]) -> Sequence[CallOpening | None]:
+        return await self._store().batch_hand_off(group, self._clock.now())
