@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from contract_support import LEASE_MS, T0, running
 
-from backroom.core.job import ErrorInfo, Job, JobState
+from backroom.core.job import ErrorInfo, Job, JobState, Lease
 from backroom.core.outcome import Cancelled, RetryAt, Succeeded
 from backroom.core.provider_batch import BatchCounts, BatchPhase, LineEnd
 from backroom.core.spend import CallIntent
@@ -64,7 +64,7 @@ async def test_an_intent_holds_the_waiting_lines_named_once(store: Store) -> Non
     )
     again, none = await store.batch_create("b-2", "mock", "mock/gpt", leases, T0 + 6, HOLD_MS)
     assert none == [leases[2]]  # the first two are in b-1 already
-    assert [job.id for job in await store.batch_jobs(batch.id)] == [jobs[0].id, jobs[1].id]
+    assert [job.id for job in await store.batch_line_jobs(batch.id)] == [jobs[0].id, jobs[1].id]
     assert (await store.job_batch(jobs[2].id)).id == again.id  # type: ignore[union-attr]
 
 
@@ -128,13 +128,13 @@ async def test_batch_finish_settles_calls_and_ends_each_job_once(store: Store) -
 async def test_closing_a_batch_drops_its_lines_and_hides_it(store: Store) -> None:
     (job,) = await offloaded(store)
     batch, _ = await store.batch_create("b", "mock", "m", [job.lease], T0, HOLD_MS)
-    assert [(token, found.id) for token, found in await store.batch_line_jobs(batch.id)] == [
+    assert [(found.line_token, found.id) for found in await store.batch_line_jobs(batch.id)] == [
         (job.lease_token, job.id)
     ]
     await store.batch_close(batch.id, "completed", T0 + 1)
     assert await store.batch_line_jobs(batch.id) == []
     assert await store.provider_batches() == []
-    assert await store.batch_jobs(batch.id) == []
+    assert await store.batch_cancels(batch.id) == ([], False)
     assert await store.job_batch(job.id) is None
 
 
@@ -147,3 +147,40 @@ async def test_stray_lines_of_running_jobs_are_found_and_dead_ones_dropped(store
     assert cancelled is not None and cancelled.cancel_requested
     (stray,) = await store.stray_jobs(T0 + 7, 10)
     assert stray.cancel_requested
+
+
+async def test_a_line_job_holds_what_its_write_back_reads_in_whatever_state(
+    store: Store,
+) -> None:
+    jobs = await offloaded(store, 2)
+    batch, _ = await store.batch_create("b", "mock", "m", [j.lease for j in jobs], T0, HOLD_MS)
+    await store.batch_finish([LineEnd(jobs[1].lease, Succeeded(1))], T0 + 2)
+    first, second = await store.batch_line_jobs(batch.id)
+    job = jobs[0]
+    assert (first.id, first.line_token, first.lease, first.state) == (
+        job.id, job.lease_token, job.lease, JobState.RUNNING,
+    )  # fmt: skip
+    assert (first.tenant, first.lane, first.metadata, first.input) == (
+        job.tenant, job.lane, job.metadata, job.input,
+    )  # fmt: skip
+    assert (first.waiting, first.attempts_left) == (True, job.attempts_left)
+    assert (second.id, second.state, second.waiting) == (jobs[1].id, JobState.SUCCEEDED, False)
+
+
+async def cancels(store: Store, batch_id: int) -> tuple[list[Lease], bool]:
+    asked, others = await store.batch_cancels(batch_id)
+    return sorted(asked, key=lambda lease: lease.job_id), others
+
+
+async def test_a_batchs_cancels_are_its_live_jobs_asked_to_stop(store: Store) -> None:
+    jobs = await offloaded(store, 3)
+    batch, _ = await store.batch_create("b", "mock", "m", [j.lease for j in jobs], T0, HOLD_MS)
+    assert await cancels(store, batch.id) == ([], True)
+    await store.cancel(jobs[2].id, T0 + 2)
+    assert await cancels(store, batch.id) == ([jobs[2].lease], True)
+    await store.batch_finish([LineEnd(jobs[0].lease, Succeeded(1))], T0 + 3)  # no longer live
+    await store.cancel(jobs[1].id, T0 + 4)
+    assert await cancels(store, batch.id) == ([jobs[1].lease, jobs[2].lease], False)
+    cancelled = [LineEnd(jobs[2].lease, Cancelled("cancelled"), settles=False)]
+    await store.batch_finish(cancelled, T0 + 5)
+    assert await cancels(store, batch.id) == ([jobs[1].lease], False)

@@ -15,7 +15,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
-from backroom.core.job import JSON, Lease
+from backroom.core.job import JSON, JobState, Lease
 from backroom.core.outcome import Outcome
 from backroom.core.spend import BudgetWindow, CallIntent
 from backroom.core.usage import AttemptUsage
@@ -114,3 +114,39 @@ class HandOff:
     lane: str
     intent: CallIntent
     budget: BudgetWindow | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LineJob:
+    """An offloaded job as the write-back of its batch line reads it: the columns that
+    end it, not a whole `Job` (`BatchStore.batch_line_jobs`).
+
+    `line_token` is the lease token its line was sent under; `input` the job's input
+    as submitted (valid: the attempt that sent the line parsed it).
+    """
+
+    id: int
+    line_token: int
+    state: JobState
+    lease_token: int
+    attempt: int
+    max_attempts: int
+    tenant: str
+    lane: str | None
+    metadata: JSON
+    input: JSON
+
+    @property
+    def waiting(self) -> bool:
+        """Whether the job still waits for its line: running under the line's token."""
+        return self.state is JobState.RUNNING and self.lease_token == self.line_token
+
+    @property
+    def attempts_left(self) -> int:
+        """How many more attempts the job may start."""
+        return max(0, self.max_attempts - self.attempt)
+
+    @property
+    def lease(self) -> Lease:
+        """The lease the job is held under now."""
+        return Lease(self.id, self.lease_token, self.attempt)

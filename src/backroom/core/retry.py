@@ -9,9 +9,10 @@ from __future__ import annotations
 import enum
 import random
 from dataclasses import dataclass, field
+from typing import Protocol
 
 from backroom.core.errors import Permanent, Retryable
-from backroom.core.job import ErrorInfo, Job
+from backroom.core.job import ErrorInfo
 from backroom.core.outcome import Failed, Outcome, RetryAt
 
 
@@ -144,8 +145,20 @@ def error_info(error: BaseException) -> ErrorInfo:
     return ErrorInfo(kind if isinstance(kind, str) else type(error).__name__, str(error))
 
 
+class Attempted(Protocol):
+    """What a retry decision reads of a running job (a `Job`, or a batch line's)."""
+
+    @property
+    def attempt(self) -> int:
+        """The attempt that failed."""
+
+    @property
+    def attempts_left(self) -> int:
+        """How many more attempts the job may start."""
+
+
 def outcome_for_error(
-    job: Job,
+    job: Attempted,
     error: BaseException,
     *,
     policy: RetryPolicy,

@@ -8,13 +8,13 @@ per image), and the answer never more than `max_output_tokens`.
 from __future__ import annotations
 
 import json
+from typing import Protocol
 
-from backroom.core.job import Job
+from backroom.core.job import JSON
 from backroom.core.usage import AttemptUsage, pico_usd
 from backroom.llm.config import ModelConfig
 from backroom.llm.pricing import Prices, Usage, cost_usd
 from backroom.llm.request import LLMRequest
-from backroom.llm.task_input import RespondInput
 
 BUDGETED_OUTPUT_TOKENS = 4_096
 """The `max_output_tokens` sent with a budgeted or capped call that sets none."""
@@ -67,9 +67,37 @@ def price_pico_usd(usage: Usage, prices: Prices | None) -> int | None:
     return None if prices is None else pico_usd(cost_usd(usage, prices))
 
 
+class Charged(Protocol):
+    """What a usage record names of its job: a `Job`, or a batch line's `LineJob`."""
+
+    @property
+    def id(self) -> int:
+        """The job's id."""
+
+    @property
+    def attempt(self) -> int:
+        """The attempt that made the call."""
+
+    @property
+    def tenant(self) -> str:
+        """Who pays."""
+
+    @property
+    def metadata(self) -> JSON:
+        """The job's metadata, copied onto its usage."""
+
+
+class Labelled(Protocol):
+    """What a usage record names of the job's input (a `RespondInput`)."""
+
+    @property
+    def prompt_version(self) -> str | None:
+        """The label of the prompt's version, if the job gave one."""
+
+
 def attempt_usage(
-    job: Job,
-    job_input: RespondInput,
+    job: Charged,
+    job_input: Labelled,
     model: ModelConfig,
     usage: Usage,
     now: int,

@@ -24,11 +24,25 @@ fails the job instead (`check_truncation`), after its usage was recorded.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
+from typing import Protocol
 
 from backroom.core.errors import Permanent
 from backroom.core.job import JSON
 from backroom.core.usage import AttemptUsage, usd
-from backroom.llm.request import LLMRequest, LLMResult
+from backroom.llm.request import LLMResult
+
+
+class Shown(Protocol):
+    """What a result shows of its request (an `LLMRequest`): a schema's parse, tool calls."""
+
+    @property
+    def json_schema(self) -> object | None:
+        """The schema asked for, if any: the result shows `output_parsed`."""
+
+    @property
+    def tools(self) -> Sequence[object]:
+        """The tools offered, if any: the result shows `tool_calls`."""
 
 
 def _parsed(result: LLMResult) -> JSON:
@@ -39,7 +53,7 @@ def _parsed(result: LLMResult) -> JSON:
     return parsed
 
 
-def result_json(result: LLMResult, usage: AttemptUsage, request: LLMRequest) -> JSON:
+def result_json(result: LLMResult, usage: AttemptUsage, request: Shown) -> JSON:
     """The job's result: the answer, how it ended, its ids, and what it used."""
     cost = None if usage.cost_pico_usd is None else f"{usd(usage.cost_pico_usd):f}"
     finish = result.finish

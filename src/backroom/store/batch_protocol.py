@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from backroom.core.job import Job, Lease
-from backroom.core.provider_batch import BatchCounts, HandOff, LineEnd, ProviderBatch
+from backroom.core.provider_batch import BatchCounts, HandOff, LineEnd, LineJob, ProviderBatch
 from backroom.core.spend import CallOpening
 
 
@@ -78,12 +78,14 @@ class BatchStore(Protocol):
     async def provider_batches(self, limit: int = 100) -> list[ProviderBatch]:
         """The batches not closed, oldest first."""
 
-    async def batch_jobs(self, batch_id: int) -> list[Job]:
-        """The jobs still running under the tokens of the batch's lines."""
+    async def batch_cancels(self, batch_id: int) -> tuple[list[Lease], bool]:
+        """The leases of the batch's live jobs (running under their lines' tokens)
+        whose cancellation was asked for, and whether any other live job is left.
+        Read without the batch's other jobs: a poll of an open batch asks this."""
 
-    async def batch_line_jobs(self, batch_id: int) -> list[tuple[int, Job]]:
-        """Each line of the batch as its lease token and its job, in whatever state
-        the job is now (running under that token: the line is live)."""
+    async def batch_line_jobs(self, batch_id: int) -> list[LineJob]:
+        """Each line of the batch with its job, in whatever state the job is now
+        (`LineJob.waiting`: the line is live), as the write-back reads it."""
 
     async def stray_jobs(self, handed_before: int, limit: int) -> list[Job]:
         """Running jobs whose line was handed before `handed_before` and never joined a

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
-from backroom.core.provider_batch import BatchCounts, BatchPhase, ProviderBatch
-from backroom.store.rows import Row
+from backroom.core.json_read import loads
+from backroom.core.provider_batch import BatchCounts, BatchPhase, LineJob, ProviderBatch
+from backroom.store.rows import Row, job_state
+
+LINE_JOB_COLUMNS = """batch_lines.lease_token AS line_token, jobs.id, jobs.state,
+    jobs.lease_token, jobs.attempt, jobs.max_attempts, jobs.tenant, jobs.lane, jobs.metadata,
+    jobs.input"""
+"""What `line_job_from_row` reads, from `batch_lines` joined to `jobs`."""
 
 
 def provider_batch_from_row(row: Row) -> ProviderBatch:
@@ -21,4 +27,21 @@ def provider_batch_from_row(row: Row) -> ProviderBatch:
         created_at=int(row["created_at"]),
         updated_at=int(row["updated_at"]),
         due_at=int(row["due_at"]),
+    )
+
+
+def line_job_from_row(row: Row) -> LineJob:
+    """The `LineJob` of a row of `LINE_JOB_COLUMNS` (its JSON read by orjson)."""
+    metadata = row["metadata"]
+    return LineJob(
+        id=row["id"],
+        line_token=row["line_token"],
+        state=job_state(row["state"]),
+        lease_token=row["lease_token"],
+        attempt=row["attempt"],
+        max_attempts=row["max_attempts"],
+        tenant=row["tenant"],
+        lane=row["lane"],
+        metadata={} if metadata == "{}" else loads(metadata),
+        input=loads(row["input"]),
     )

@@ -31,7 +31,11 @@ from backroom.store.protocol import Store
 log = logging.getLogger("backroom.llm.batch")
 
 WRITE_CHUNK = 1_000
-"""Outcomes written to the store in one `finish`."""
+"""The most outcomes written to the store in one `batch_finish`."""
+WRITE_CHUNKS = 4
+"""A batch's lines are written in at least this many chunks (of `MIN_WRITE_CHUNK` at
+the least), so that most of its writes overlap the reading of its next lines."""
+MIN_WRITE_CHUNK = 100
 YIELD_EVERY = 64
 """Lines read between two turns of the event loop, so the chunk being written moves on."""
 DUE_LIMIT = 10
@@ -91,17 +95,16 @@ class Poller:
             return
         lines = await store.batch_line_jobs(batch.id)
         why = f"batch {batch.name} was never created ({reason}); the job is sent again"
-        await self.write([self._settler.unanswered(job, token, why, now) for token, job in lines])
+        await self.write([self._settler.unanswered(job, why, now) for job in lines])
         await store.batch_close(batch.id, "never-created", now)
 
     async def _cancel_asked(self, batch: ProviderBatch) -> bool:
         """Cancel the jobs asked to stop; the provider batch too once none is left
         (True then)."""
-        jobs = await self._store().batch_jobs(batch.id)
-        asked = [job for job in jobs if job.cancel_requested]
+        asked, others = await self._store().batch_cancels(batch.id)
         reason = "cancelled while in a provider batch"
-        await self.write([LineEnd(job.lease, Cancelled(reason), settles=False) for job in asked])
-        if len(asked) < len(jobs):
+        await self.write([LineEnd(lease, Cancelled(reason), settles=False) for lease in asked])
+        if others:
             return False
         assert batch.provider_batch_id is not None
         await self._provider_for(batch.provider).cancel(batch.provider_batch_id)
@@ -111,18 +114,18 @@ class Poller:
     async def _finish(self, batch: ProviderBatch, status: BatchStatus) -> None:
         store, provider = self._store(), self._provider_for(batch.provider)
         assert batch.provider_batch_id is not None
-        unread = {job.id: (token, job) for token, job in await store.batch_line_jobs(batch.id)}
+        unread = {job.id: job for job in await store.batch_line_jobs(batch.id)}
+        chunk = write_chunk(len(unread))
         ended: list[LineEnd] = []
         writing = _WriteBehind(self.write)
         try:
             async for line in provider.results(batch.provider_batch_id):
                 named = parse_custom_id(line.custom_id)
-                found = None if named is None else unread.pop(named[0], None)
-                if named is None or found is None:
+                job = None if named is None else unread.pop(named[0], None)
+                if named is None or job is None:
                     continue  # not a line of this batch, or read twice
-                token, job = found
-                ended.append(self._settler.end(job, token, named[1], line, self._clock.now()))
-                if len(ended) >= WRITE_CHUNK:
+                ended.append(self._settler.end(job, named[1], line, self._clock.now()))
+                if len(ended) >= chunk:
                     await writing.start(ended)
                     ended = []
                 elif len(ended) % YIELD_EVERY == 0:
@@ -131,7 +134,7 @@ class Poller:
             await writing.done()
         now = self._clock.now()
         why = f"the provider batch ended {status.provider_status} without this job's line"
-        ended += [self._settler.unanswered(job, token, why, now) for token, job in unread.values()]
+        ended += [self._settler.unanswered(job, why, now) for job in unread.values()]
         await self.write(ended)
         await store.batch_polled(batch.id, status.provider_status, status.counts, now, now)
         await store.batch_close(batch.id, status.provider_status, now)
@@ -141,6 +144,15 @@ class Poller:
         """End these jobs (their calls settled), each only if its lease is still held."""
         if ends:
             await self._store().batch_finish(ends, self._clock.now())
+
+
+def write_chunk(lines: int) -> int:
+    """How many outcomes of a batch of `lines` lines to write at once.
+
+    >>> write_chunk(1_000), write_chunk(50_000), write_chunk(10)
+    (250, 1000, 100)
+    """
+    return min(WRITE_CHUNK, max(MIN_WRITE_CHUNK, -(-lines // WRITE_CHUNKS)))
 
 
 class _WriteBehind:

@@ -10,20 +10,34 @@ from collections.abc import Sequence
 
 from backroom.core.errors import LeaseLost, StoreError
 from backroom.core.job import Job, JobState, Lease
-from backroom.core.provider_batch import BatchCounts, BatchPhase, HandOff, LineEnd, ProviderBatch
+from backroom.core.provider_batch import (
+    BatchCounts,
+    BatchPhase,
+    HandOff,
+    LineEnd,
+    LineJob,
+    ProviderBatch,
+)
 from backroom.core.spend import CallOpening, CallState
 from backroom.store.memory import finish as finish_memory
 from backroom.store.memory.batch_tables import BatchLineRow
 from backroom.store.memory.calls import open_call
 from backroom.store.memory.part import MemoryPart
-from backroom.store.memory.tables import MemoryTables
+from backroom.store.memory.tables import JobRow, MemoryTables
 from backroom.store.memory.usage import record_usage_row
-from backroom.store.rows import job_from_row
+from backroom.store.rows import job_from_row, load_json
 
 
 def _live(tables: MemoryTables, line: BatchLineRow) -> Job | None:
     row = tables.held(Lease(line.job_id, line.lease_token, 0))
     return None if row is None else job_from_row(row)
+
+
+def _line_job(line_token: int, row: JobRow) -> LineJob:
+    return LineJob(
+        row.id, line_token, row.state, row.lease_token, row.attempt, row.max_attempts,
+        row.tenant, row.lane, load_json(row.metadata), load_json(row.input),
+    )  # fmt: skip
 
 
 def _create(
@@ -163,18 +177,20 @@ class MemoryBatches(MemoryPart):
             key=lambda batch: batch.id,
         )[:limit]
 
-    async def batch_jobs(self, batch_id: int) -> list[Job]:
-        """The jobs still running under the tokens of the batch's lines."""
+    async def batch_cancels(self, batch_id: int) -> tuple[list[Lease], bool]:
+        """The batch's live jobs asked to cancel, and whether other live jobs are left."""
         lines = self._tables.batches.lines.values()
-        jobs = [_live(self._tables, line) for line in lines if line.batch_id == batch_id]
-        return sorted((job for job in jobs if job is not None), key=lambda job: job.id)
+        found = [_live(self._tables, line) for line in lines if line.batch_id == batch_id]
+        live = sorted((job for job in found if job is not None), key=lambda job: job.id)
+        asked = [job.lease for job in live if job.cancel_requested]
+        return asked, len(asked) < len(live)
 
-    async def batch_line_jobs(self, batch_id: int) -> list[tuple[int, Job]]:
-        """Each line of the batch: its lease token and its job, whatever its state."""
+    async def batch_line_jobs(self, batch_id: int) -> list[LineJob]:
+        """Each line of the batch with its job, whatever the job's state."""
         lines = [line for line in self._tables.batches.lines.values() if line.batch_id == batch_id]
         found = [(line.lease_token, self._tables.jobs.get(line.job_id)) for line in lines]
-        pairs = [(token, job_from_row(row)) for token, row in found if row is not None]
-        return sorted(pairs, key=lambda pair: pair[1].id)
+        jobs = [_line_job(token, row) for token, row in found if row is not None]
+        return sorted(jobs, key=lambda job: job.id)
 
     async def stray_jobs(self, handed_before: int, limit: int) -> list[Job]:
         """Running jobs whose waiting line was handed before `handed_before`."""

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from backroom.core.job import Job, Lease
-from backroom.core.provider_batch import BatchCounts, HandOff, LineEnd, ProviderBatch
+from backroom.core.provider_batch import BatchCounts, HandOff, LineEnd, LineJob, ProviderBatch
 from backroom.core.spend import CallOpening
-from backroom.store.batch_rows import provider_batch_from_row
+from backroom.store.batch_rows import LINE_JOB_COLUMNS, line_job_from_row, provider_batch_from_row
 from backroom.store.postgres import finish as finish_sql
 from backroom.store.postgres.batch_hand_off import hand_off_group
 from backroom.store.postgres.batch_settle import settle_lines
@@ -78,11 +78,20 @@ JOIN jobs ON jobs.id = batch_lines.job_id AND jobs.lease_token = batch_lines.lea
          AND jobs.state = 'running'
 """
 
-_BATCH_JOBS = _LIVE + " WHERE batch_lines.batch_id = $1 ORDER BY jobs.id"
+_CANCELS = """
+WITH live AS (
+    SELECT jobs.id, jobs.lease_token, jobs.attempt, jobs.cancel_requested FROM batch_lines
+    JOIN jobs ON jobs.id = batch_lines.job_id AND jobs.lease_token = batch_lines.lease_token
+             AND jobs.state = 'running'
+    WHERE batch_lines.batch_id = $1
+)
+SELECT * FROM live WHERE cancel_requested
+UNION ALL (SELECT * FROM live WHERE NOT cancel_requested LIMIT 1)
+"""
+"""The live jobs asked to cancel, and one other live job if there is one."""
 
-_LINE_JOBS = """
-SELECT batch_lines.lease_token AS line_token, jobs.* FROM batch_lines
-JOIN jobs ON jobs.id = batch_lines.job_id
+_LINE_JOBS = f"""
+SELECT {LINE_JOB_COLUMNS} FROM batch_lines JOIN jobs ON jobs.id = batch_lines.job_id
 WHERE batch_lines.batch_id = $1 ORDER BY jobs.id
 """
 
@@ -168,10 +177,13 @@ class PostgresBatches(PostgresPart):
         """Settle the ends' calls and apply their outcomes, in one transaction."""
         if not ends:
             return []
+        results = [(end.lease, end.outcome) for end in ends if end.outcome is not None]
         async with self._database.transaction() as connection:
             await settle_lines(connection, ends, now)
-            results = [(end.lease, end.outcome) for end in ends if end.outcome is not None]
-            flags = iter(await finish_sql.finish(connection, results, now, self._channel))
+            applied = await finish_sql.finish(connection, results, now, self._channel, hinted=True)
+        if any(applied):  # committed without NOTIFY's lock: the feed is woken after
+            self._feed_hint.send()
+        flags = iter(applied)
         return [end.outcome is not None and next(flags) for end in ends]
 
     async def batch_close(self, batch_id: int, status: str, now: int) -> None:
@@ -191,17 +203,19 @@ class PostgresBatches(PostgresPart):
             rows = await connection.fetch(_OPEN, limit)
         return [provider_batch_from_row(row) for row in rows]
 
-    async def batch_jobs(self, batch_id: int) -> list[Job]:
-        """The jobs still running under the tokens of the batch's lines."""
+    async def batch_cancels(self, batch_id: int) -> tuple[list[Lease], bool]:
+        """The batch's live jobs asked to cancel, and whether other live jobs are left."""
         async with self._database.connection() as connection:
-            rows = await connection.fetch(_BATCH_JOBS, batch_id)
-        return [job_from_row(row) for row in rows]
+            rows = await connection.fetch(_CANCELS, batch_id)
+        asked = [row for row in rows if row["cancel_requested"]]
+        leases = [Lease(row["id"], row["lease_token"], row["attempt"]) for row in asked]
+        return leases, len(asked) < len(rows)
 
-    async def batch_line_jobs(self, batch_id: int) -> list[tuple[int, Job]]:
-        """Each line of the batch: its lease token and its job, whatever its state."""
+    async def batch_line_jobs(self, batch_id: int) -> list[LineJob]:
+        """Each line of the batch with its job, whatever the job's state."""
         async with self._database.connection() as connection:
             rows = await connection.fetch(_LINE_JOBS, batch_id)
-        return [(row["line_token"], job_from_row(row)) for row in rows]
+        return [line_job_from_row(row) for row in rows]
 
     async def stray_jobs(self, handed_before: int, limit: int) -> list[Job]:
         """Running jobs whose waiting line was handed before `handed_before`."""

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from backroom.core.errors import LeaseLost
 from backroom.core.job import Job, JobState, Lease
 from backroom.core.lifecycle import Transition
-from backroom.core.provider_batch import BatchCounts, HandOff, LineEnd, ProviderBatch
+from backroom.core.provider_batch import BatchCounts, HandOff, LineEnd, LineJob, ProviderBatch
 from backroom.core.spend import CallOpening
-from backroom.store.batch_rows import provider_batch_from_row
+from backroom.store.batch_rows import LINE_JOB_COLUMNS, line_job_from_row, provider_batch_from_row
 from backroom.store.rows import dump_json, job_from_row
 from backroom.store.sqlite import finish as finish_sql
 from backroom.store.sqlite.batch_settle import settle_lines
@@ -80,11 +80,20 @@ JOIN jobs ON jobs.id = batch_lines.job_id AND jobs.lease_token = batch_lines.lea
          AND jobs.state = 'running'
 """
 
-_BATCH_JOBS = _LIVE + " WHERE batch_lines.batch_id = ? ORDER BY jobs.id"
+_CANCELS = """
+WITH live AS (
+    SELECT jobs.id, jobs.lease_token, jobs.attempt, jobs.cancel_requested FROM batch_lines
+    JOIN jobs ON jobs.id = batch_lines.job_id AND jobs.lease_token = batch_lines.lease_token
+             AND jobs.state = 'running'
+    WHERE batch_lines.batch_id = ?
+)
+SELECT * FROM live WHERE cancel_requested
+UNION ALL SELECT * FROM (SELECT * FROM live WHERE NOT cancel_requested LIMIT 1)
+"""
+"""The live jobs asked to cancel, and one other live job if there is one."""
 
-_LINE_JOBS = """
-SELECT batch_lines.lease_token AS line_token, jobs.* FROM batch_lines
-JOIN jobs ON jobs.id = batch_lines.job_id
+_LINE_JOBS = f"""
+SELECT {LINE_JOB_COLUMNS} FROM batch_lines JOIN jobs ON jobs.id = batch_lines.job_id
 WHERE batch_lines.batch_id = ? ORDER BY jobs.id
 """
 
@@ -248,19 +257,21 @@ class SqliteBatches(SqlitePart):
         )
         return [provider_batch_from_row(row) for row in rows]
 
-    async def batch_jobs(self, batch_id: int) -> list[Job]:
-        """The jobs still running under the tokens of the batch's lines."""
+    async def batch_cancels(self, batch_id: int) -> tuple[list[Lease], bool]:
+        """The batch's live jobs asked to cancel, and whether other live jobs are left."""
         rows = await self._database.read(
-            lambda connection: connection.execute(_BATCH_JOBS, (batch_id,)).fetchall()
+            lambda connection: connection.execute(_CANCELS, (batch_id,)).fetchall()
         )
-        return [job_from_row(row) for row in rows]
+        asked = [row for row in rows if row["cancel_requested"]]
+        leases = [Lease(row["id"], row["lease_token"], row["attempt"]) for row in asked]
+        return leases, len(asked) < len(rows)
 
-    async def batch_line_jobs(self, batch_id: int) -> list[tuple[int, Job]]:
-        """Each line of the batch: its lease token and its job, whatever its state."""
+    async def batch_line_jobs(self, batch_id: int) -> list[LineJob]:
+        """Each line of the batch with its job, whatever the job's state."""
         rows = await self._database.read(
             lambda connection: connection.execute(_LINE_JOBS, (batch_id,)).fetchall()
         )
-        return [(row["line_token"], job_from_row(row)) for row in rows]
+        return [line_job_from_row(row) for row in rows]
 
     async def stray_jobs(self, handed_before: int, limit: int) -> list[Job]:
         """Running jobs whose waiting line was handed before `handed_before`."""

@@ -4,19 +4,20 @@ A batch's output file holds one Responses API body per line. Validating each int
 SDK's `Response` model took half of a batch's write-back (10,000 lines: pydantic
 building every output item, content part and usage detail), for the few fields
 backroom keeps: the output text, the function calls, how it ended, the id, the model
-and the usage. `line_result` reads exactly those from the decoded JSON, the way the
-SDK's `Response` gives them (`output_text`: the text parts of the message items, in
-order), and gives the same `LineResult` as `response_result` would.
+and the usage. `line_result` reads exactly those from the JSON (decoded by orjson,
+`core.json_read`), the way the SDK's `Response` gives them (`output_text`: the text
+parts of the message items, in order), and gives the same `LineResult` as
+`response_result` would.
 
 An error line is classified by the online error map, as an online call's error is.
 """
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from backroom.core.errors import Permanent, Retryable
+from backroom.core.json_read import loads
 from backroom.llm.batch.provider import LineOutcome, LineResult
 from backroom.llm.features import ToolCall, finish_from_status
 from backroom.llm.pricing import Usage
@@ -104,7 +105,7 @@ def _line_error(line: dict[str, Any], now: int) -> Retryable | Permanent:
 
 def line_result(raw: str | bytes, now: int) -> LineResult:
     """One line of an output or error file as a `LineResult`."""
-    line = _dict(json.loads(raw))
+    line = _dict(loads(raw))
     custom = str(line.get("custom_id"))
     response = _dict(line.get("response"))
     body = response.get("body")
