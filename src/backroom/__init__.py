@@ -53,6 +53,7 @@ from backroom.core.job import (
     NewJob,
     SubmitResult,
 )
+from backroom.core.job_batch import NewJobs, SubmittedJobs
 from backroom.core.retry import ErrorClassifier, Jitter, RetryPolicy, Schedule, backoff_ms
 from backroom.runtime.retention import RetentionPolicy
 from backroom.runtime.worker import Worker
@@ -92,6 +93,7 @@ __all__ = [
     "Lease",
     "LeaseLost",
     "NewJob",
+    "NewJobs",
     "NotFound",
     "OnceUncertain",
     "PayloadTooLarge",
@@ -109,6 +111,7 @@ __all__ = [
     "StoreError",
     "StoreUnavailable",
     "SubmitResult",
+    "SubmittedJobs",
     "SystemClock",
     "Task",
     "TaskRegistry",

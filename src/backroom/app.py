@@ -34,6 +34,7 @@ from backroom.core.job import (
     NewJob,
     SubmitResult,
 )
+from backroom.core.job_batch import NewJobs, SubmittedJobs
 from backroom.core.retry import ErrorClassifier, RetryPolicy
 from backroom.runtime.worker import Worker
 from backroom.runtime.worker_config import WorkerConfig
@@ -41,6 +42,7 @@ from backroom.service.cancel import request_cancel
 from backroom.service.jobs import find_job
 from backroom.service.redrive import redrive_failed
 from backroom.service.submit import Submission, build_job, enqueue
+from backroom.service.submit_columns import build_jobs
 from backroom.store import JobFilter, RedriveFilter, Store, open_store
 from backroom.tasks import Handler, LaneRequester, Task, TaskRegistry
 from backroom.telemetry import Telemetry
@@ -94,10 +96,8 @@ class App:
         queue: str | None = None,
         lane_request: LaneRequester | None = None,
     ) -> Callable[[H], H]:
-        """Decorator: register a handler as a task (named after the function by default).
-
-        `lane_request` picks the LLM lane of a job from its input (see `Task`).
-        """
+        """Decorator: register a handler as a task (named after the function by default);
+        `lane_request` picks the LLM lane of a job from its input (see `Task`)."""
 
         def register(handler: H) -> H:
             task_name = name or f"{handler.__module__}.{handler.__qualname__}"
@@ -170,14 +170,34 @@ class App:
         metadata: dict[str, JSON] | None = None,
         max_active: int | None = None,
     ) -> NewJob:
-        """Validate a submission and build the `NewJob` the store takes (for `submit_many`).
-
-        `max_active` caps the tenant's queued and running jobs (`QueueFull` beyond it).
-        """
+        """Validate a submission and build the `NewJob` the store takes (for `submit_many`);
+        `max_active` caps the tenant's queued and running jobs (`QueueFull` beyond it)."""
         submission = Submission(
             task, input, key, queue, priority, max_attempts, timeout_s, delay_s, metadata or {}
         )
         return build_job(self, submission, tenant=tenant, max_active=max_active)
+
+    def new_jobs(
+        self,
+        task: str,
+        inputs: Sequence[JSON],
+        *,
+        keys: Sequence[str | None] | None = None,
+        tenant: str = DEFAULT_TENANT,
+        queue: str | None = None,
+        priority: int = 0,
+        max_attempts: int | None = None,
+        timeout_s: float | None = None,
+        delay_s: float = 0,
+        metadata: dict[str, JSON] | None = None,
+        max_active: int | None = None,
+    ) -> NewJobs:
+        """`new_job` for each of `inputs` (`keys[n]` the n-th one's key), the options
+        shared, for `submit_many`: checked as `new_job` checks them, held as columns."""
+        options = Submission(
+            task, None, None, queue, priority, max_attempts, timeout_s, delay_s, metadata or {}
+        )
+        return build_jobs(self, options, inputs, keys, tenant=tenant, max_active=max_active)
 
     async def submit(
         self,
@@ -217,8 +237,10 @@ class App:
         )
         return await enqueue(self, submission, tenant=tenant, max_active=max_active)
 
-    async def submit_many(self, jobs: Sequence[NewJob]) -> list[SubmitResult]:
-        """Submit prepared jobs (see `new_job`) in one transaction."""
+    async def submit_many(self, jobs: Sequence[NewJob]) -> SubmittedJobs:
+        """Submit prepared jobs (see `new_job`, `new_jobs`) in one transaction: each
+        one's id and whether it was created (`ids`, `created`), its `SubmitResult` (with
+        the whole `Job`) built when read (`results[n]`)."""
         return await self.store.submit_many(jobs, self.clock.now())
 
     async def get(self, job_id: int, tenant: str | None = None) -> Job:

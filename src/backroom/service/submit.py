@@ -120,7 +120,12 @@ def _fingerprint(submission: Submission, queue: str, attempts: int) -> str | Non
     """What a repeat of the key must match: the task, input and options as resolved."""
     if submission.key is None:
         return None
-    options: dict[str, Any] = {
+    return fingerprint(submission.task, submission.input, key_options(submission, queue, attempts))
+
+
+def key_options(submission: Submission, queue: str, attempts: int) -> dict[str, Any]:
+    """The options a repeat of a key must match besides the task and the input."""
+    return {
         "queue": queue,
         "priority": submission.priority,
         "max_attempts": attempts,
@@ -128,7 +133,6 @@ def _fingerprint(submission: Submission, queue: str, attempts: int) -> str | Non
         "delay_s": submission.delay_s,
         "metadata": submission.metadata,
     }
-    return fingerprint(submission.task, submission.input, options)
 
 
 async def enqueue(

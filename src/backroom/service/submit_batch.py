@@ -18,10 +18,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from backroom.core.errors import IdempotencyConflict, QueueFull
-from backroom.core.job import JSON, SubmitResult
+from backroom.core.job import JSON, NewJob
+from backroom.core.job_batch import SubmittedJobs
 from backroom.service.callers import Caller
 from backroom.service.context import AppParts
-from backroom.service.documents import job_document
+from backroom.service.documents import job_document, queued_document
 from backroom.service.replies import Reply
 from backroom.service.submit import (
     BudgetCheck,
@@ -47,8 +48,9 @@ async def submit_batch(
     """Submit every job of the batch; 200 with each one's answer (`results`), in order."""
     prepared = await _prepare(app, caller, items, policy)
     jobs = [entry.job for entry in prepared if isinstance(entry, Prepared)]
+    now = app.clock.now()
     try:
-        stored = iter(await app.store.submit_many(jobs, app.clock.now()))
+        submitted = await app.store.submit_many(jobs, now)
     except (QueueFull, IdempotencyConflict):
         results = [
             _result(
@@ -57,9 +59,9 @@ async def submit_batch(
             for entry in prepared
         ]
     else:
+        answers = iter(_answers(jobs, submitted, now))
         results = [
-            _result(entry) if isinstance(entry, Reply) else _stored(next(stored))
-            for entry in prepared
+            _result(entry) if isinstance(entry, Reply) else next(answers) for entry in prepared
         ]
     return Reply(200, {"results": results})
 
@@ -87,9 +89,17 @@ async def _prepare(
     return prepared
 
 
-def _stored(result: SubmitResult) -> JSON:
-    """A stored job's entry: 202 and the job, or 200 and the job its key names."""
-    return {"status": 202 if result.created else 200, "job": job_document(result.job)}
+def _answers(jobs: Sequence[NewJob], submitted: SubmittedJobs, now: int) -> list[JSON]:
+    """Each stored job's entry: 202 and the job `jobs[n]` became (its document built
+    from it, no `Job`), or 200 and the job its key names."""
+    return [
+        {"status": 202, "job": queued_document(job_id, new, now)}
+        if created
+        else {"status": 200, "job": job_document(submitted[n].job)}
+        for n, (job_id, created, new) in enumerate(
+            zip(submitted.ids, submitted.created, jobs, strict=True)
+        )
+    ]
 
 
 def _result(reply: Reply) -> JSON:

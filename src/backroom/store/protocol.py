@@ -16,6 +16,7 @@ from collections.abc import Callable, Collection, Sequence
 from typing import Protocol, runtime_checkable
 
 from backroom.core.job import JSON, Attempt, Job, JobEvent, JobState, Lease, NewJob, SubmitResult
+from backroom.core.job_batch import SubmittedJobs
 from backroom.core.lane_settlement import LaneSettlement
 from backroom.core.lanes import Denied, Grant, LaneRequest
 from backroom.core.outcome import Outcome
@@ -56,8 +57,9 @@ class JobStore(Protocol):
         Raises `IdempotencyConflict` when the key names a job with another fingerprint.
         """
 
-    async def submit_many(self, jobs: Sequence[NewJob], now: int) -> list[SubmitResult]:
-        """`submit` for many jobs in one transaction, in order."""
+    async def submit_many(self, jobs: Sequence[NewJob], now: int) -> SubmittedJobs:
+        """`submit` for many jobs in one transaction, in order: each job's id and whether
+        this call created it, its `SubmitResult` built when read (see `SubmittedJobs`)."""
 
     async def get(self, job_id: int, tenant: str | None = None) -> Job | None:
         """The job, or None if it does not exist or belongs to another tenant."""

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from backroom.core.errors import IdempotencyConflict, QueueFull
 from backroom.core.job import Job, NewJob, SubmitResult
+from backroom.core.job_batch import SubmittedJobs
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,6 +71,18 @@ class SubmissionPlan:
             SubmitResult(pick.stored or inserted[pick.inserted], pick.created)
             for pick in self._picks
         ]
+
+    def submitted(self, ids: Sequence[int], now: int) -> SubmittedJobs:
+        """Each submission's result, given the ids `inserts` got at `now`, in order; the
+        jobs are built when read."""
+        return SubmittedJobs(
+            self.inserts,
+            now,
+            [pick.stored.id if pick.stored else ids[pick.inserted] for pick in self._picks],
+            [pick.created for pick in self._picks],
+            sources=[pick.inserted for pick in self._picks],
+            stored={n: pick.stored for n, pick in enumerate(self._picks) if pick.stored},
+        )
 
     def _insert(self, new: NewJob) -> _Pick:
         if new.max_active is not None:

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from backroom.core import transitions
 from backroom.core.job import Job, JobState, NewJob, SubmitResult
+from backroom.core.job_batch import SubmittedJobs
 from backroom.core.transitions import new_job
 from backroom.store.memory import queries
 from backroom.store.memory.history import record_transition, write_transition
@@ -110,9 +111,9 @@ class MemoryJobs(MemoryPart):
         (result,) = await self.submit_many([new], now)
         return result
 
-    async def submit_many(self, jobs: Sequence[NewJob], now: int) -> list[SubmitResult]:
+    async def submit_many(self, jobs: Sequence[NewJob], now: int) -> SubmittedJobs:
         """`submit` for many jobs at once, in order; a refusal stores none of them."""
-        results = store_submissions(self._tables, jobs, now)
+        results = SubmittedJobs.of(store_submissions(self._tables, jobs, now))
         if any(result.created for result in results):
             self._new_work.announce()
         return results

@@ -16,7 +16,7 @@ from backroom.core.webhooks import (
 )
 from backroom.store.memory.tables import WebhookTables
 
-SubmitJobs = Callable[[Sequence[NewJob], int], list[SubmitResult]]
+SubmitJobs = Callable[[Sequence[NewJob], int], Sequence[SubmitResult]]
 """The store's own submission, for the jobs that run deliveries."""
 
 

@@ -15,7 +15,7 @@ from backroom.store.postgres.database import PooledConnection
 from backroom.store.postgres.database import PooledConnection as Connection
 from backroom.store.webhook_rows import delivery_from_row
 
-SubmitJobs = Callable[[PooledConnection, Sequence[NewJob], int], Awaitable[list[SubmitResult]]]
+SubmitJobs = Callable[[PooledConnection, Sequence[NewJob], int], Awaitable[Sequence[SubmitResult]]]
 """The store's own submission, for the jobs that run deliveries."""
 
 _INSERT_DELIVERIES = """

@@ -52,7 +52,7 @@ class PostgresFeed(PostgresPart):
 
     async def _submit(
         self, connection: PooledConnection, jobs: Sequence[NewJob], now: int
-    ) -> list[SubmitResult]:
+    ) -> Sequence[SubmitResult]:
         return await submit_jobs(connection, jobs, now, self._channel)
 
     async def read_feed(self, after: FeedPosition, where: FeedFilter, limit: int) -> FeedPage:

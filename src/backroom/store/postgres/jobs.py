@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 from backroom.core import transitions
 from backroom.core.job import Job, NewJob, SubmitResult
+from backroom.core.job_batch import SubmittedJobs, has_caps, has_keys
 from backroom.store.postgres import queries
 from backroom.store.postgres.history import RECORD_TRANSITIONS
 from backroom.store.postgres.part import PostgresPart
@@ -127,11 +128,11 @@ class PostgresJobs(PostgresPart):
             (result,) = await submit_jobs(connection, [new], now, self._channel)
         return result
 
-    async def submit_many(self, jobs: Sequence[NewJob], now: int) -> list[SubmitResult]:
+    async def submit_many(self, jobs: Sequence[NewJob], now: int) -> SubmittedJobs:
         """`submit` for many jobs in one transaction, in order."""
         if not jobs:
-            return []
-        if all(new.idempotency_key is None and new.max_active is None for new in jobs):
+            return SubmittedJobs(jobs, now, [])
+        if not has_keys(jobs) and not has_caps(jobs):
             # One statement stores them all or none, and nothing else is read or locked:
             # no transaction around it (two round trips less).
             async with self._database.with_settings() as connection:

@@ -18,7 +18,7 @@ import asyncpg
 from backroom.core import transitions
 from backroom.core.errors import IdempotencyConflict, QueueFull, StoreError, StoreUnavailable
 from backroom.core.job import Job, NewJob, SubmitResult
-from backroom.core.transitions import new_job
+from backroom.core.job_batch import SubmittedJobs, has_caps, has_keys, keys_of
 from backroom.store.postgres import queries
 from backroom.store.postgres.database import PooledConnection
 from backroom.store.postgres.history import RECORD_TRANSITIONS, RECORD_TRANSITIONS_HINTED
@@ -142,23 +142,23 @@ Key = tuple[str, str]
 
 async def submit_jobs(
     connection: PooledConnection, jobs: Sequence[NewJob], now: int, channel: str
-) -> list[SubmitResult]:
+) -> SubmittedJobs:
     """Store the new jobs; return each submission's job, created or found by its key.
 
     Raises `IdempotencyConflict` for a key that names a job with another fingerprint,
     and `QueueFull` for a new job whose tenant is at its cap. A caller submitting several
     jobs, or any capped one, runs this in a transaction, so then nothing stays.
     """
-    capped = sorted({new.tenant for new in jobs if new.max_active is not None})
+    capped = []
+    if has_caps(jobs):
+        capped = sorted({new.tenant for new in jobs if new.max_active is not None})
     active = await _lock_and_count(connection, capped) if capped else {}
-    outcomes = await submit_each(connection, jobs, now, channel)
-    results = []
-    for outcome in outcomes:
-        if isinstance(outcome, Exception):
-            raise outcome
-        results.append(outcome)
-    _check_caps(jobs, results, active)
-    return results
+    submitted, errors = await _store(connection, jobs, now, channel)
+    if errors:
+        raise errors[min(errors)]
+    if capped:
+        _check_caps(jobs, submitted.created, active)
+    return submitted
 
 
 async def submit_each(
@@ -177,13 +177,29 @@ async def submit_each(
     `notify`, the statement wakes neither the workers nor the feed's readers: the caller
     hints them once it has committed.
     """
+    submitted, errors = await _store(connection, jobs, now, channel, notify)
+    return [errors.get(n) or submitted[n] for n in range(len(jobs))]
+
+
+async def _store(
+    connection: PooledConnection,
+    jobs: Sequence[NewJob],
+    now: int,
+    channel: str,
+    notify: bool = True,
+) -> tuple[SubmittedJobs, dict[int, IdempotencyConflict | StoreUnavailable]]:
+    """Insert the new jobs (caps not checked): what each submission got, and the errors
+    some earned, by position (see `submit_each` for `notify`)."""
     transition = transitions.submitted(now)
-    keyless = all(new.idempotency_key is None for new in jobs)
+    keyless = not has_keys(jobs)
     as_rows = len(jobs) >= ROWS_FROM
     statement = _STATEMENTS[(notify, as_rows, keyless)]
     values: list[Any] = [rows_json(jobs, now)] if as_rows else _submit_columns(jobs)
     rows = await connection.fetch(statement, transition.at, channel, transition.reason, *values)
-    picks = _match_inserted(jobs, rows, now)
+    if keyless and len(rows) == len(jobs):
+        # Nothing was skipped: the rows are the jobs, in order (most bulk submissions).
+        return SubmittedJobs(jobs, now, [row[0] for row in rows]), {}
+    picks = _match_inserted(jobs, rows)
     wanted = sorted({pick for pick in picks if isinstance(pick, tuple)})
     stored: dict[Key, Job] = {}
     if wanted:
@@ -191,10 +207,21 @@ async def submit_each(
             queries.JOBS_BY_KEY, [tenant for tenant, _ in wanted], [key for _, key in wanted]
         )
         stored = {(row["tenant"], row["idempotency_key"]): job_from_row(row) for row in found}
-    return [
-        SubmitResult(pick, True) if isinstance(pick, Job) else _repeat(new, stored.get(pick))
-        for new, pick in zip(jobs, picks, strict=True)
-    ]
+    ids: list[int] = []
+    replays: dict[int, Job] = {}
+    errors: dict[int, IdempotencyConflict | StoreUnavailable] = {}
+    for n, pick in enumerate(picks):
+        if isinstance(pick, int):
+            ids.append(pick)
+            continue
+        repeat = _repeat(jobs[n], stored.get(pick))
+        ids.append(repeat.id if isinstance(repeat, Job) else 0)
+        if isinstance(repeat, Job):
+            replays[n] = repeat
+        else:
+            errors[n] = repeat
+    created = [isinstance(pick, int) for pick in picks]
+    return SubmittedJobs(jobs, now, ids, created, stored=replays), errors
 
 
 async def _lock_and_count(connection: PooledConnection, tenants: list[str]) -> dict[str, int]:
@@ -207,56 +234,46 @@ async def _lock_and_count(connection: PooledConnection, tenants: list[str]) -> d
     return {row["tenant"]: row["active"] for row in rows}
 
 
-def _check_caps(
-    jobs: Sequence[NewJob], results: Sequence[SubmitResult], active: dict[str, int]
-) -> None:
+def _check_caps(jobs: Sequence[NewJob], created: Sequence[bool], active: dict[str, int]) -> None:
     """Raise `QueueFull` at the first created job whose tenant was already at its cap.
 
     A replay of a stored key is never refused; each capped job created counts against
     the caps of those after it.
     """
-    for new, result in zip(jobs, results, strict=True):
-        if result.created and new.max_active is not None:
+    for new, fresh in zip(jobs, created, strict=True):
+        if fresh and new.max_active is not None:
             if active[new.tenant] >= new.max_active:
                 raise QueueFull(new.tenant, new.max_active)
             active[new.tenant] += 1
 
 
-def _match_inserted(
-    jobs: Sequence[NewJob], rows: Sequence[asyncpg.Record], now: int
-) -> list[Job | Key]:
-    """Each submission's inserted job, or the key that names the job it repeats.
+def _match_inserted(jobs: Sequence[NewJob], rows: Sequence[asyncpg.Record]) -> list[int | Key]:
+    """Each submission's inserted job id, or the key that names the job it repeats.
 
     `rows` hold the inserted jobs' ids and keys in id order, which is submission order;
-    a submission inserted nothing when its key was taken, before or earlier in the
-    batch. An inserted job is exactly what the core says a submission creates.
+    a submission inserted nothing when its key was taken, before or earlier in the batch.
     """
-    if len(rows) == len(jobs) and all(new.idempotency_key is None for new in jobs):
-        # Nothing was skipped: the rows are the jobs, in order (most bulk submissions).
-        return [new_job(row[0], new, now) for row, new in zip(rows, jobs, strict=True)]
     created = {(row["tenant"], row["idempotency_key"]) for row in rows}
     inserted = iter(rows)
-    picks: list[Job | Key] = []
-    for new in jobs:
-        key = (new.tenant, new.idempotency_key)
-        if new.idempotency_key is not None and key not in created:
-            picks.append((new.tenant, new.idempotency_key))
+    picks: list[int | Key] = []
+    for tenant, job_key in keys_of(jobs):
+        key = (tenant, job_key)
+        if job_key is not None and key not in created:
+            picks.append((tenant, job_key))
             continue
         created.discard(key)
         row = next(inserted)
         if (row["tenant"], row["idempotency_key"]) != key:
             raise StoreError("PostgreSQL returned inserted jobs out of submission order")
-        picks.append(new_job(row["id"], new, now))
+        picks.append(row["id"])
     return picks
 
 
-def _repeat(
-    new: NewJob, stored: Job | None
-) -> SubmitResult | IdempotencyConflict | StoreUnavailable:
-    """The result of a submission whose key names `stored`, or its error."""
+def _repeat(new: NewJob, stored: Job | None) -> Job | IdempotencyConflict | StoreUnavailable:
+    """The job a submission whose key names `stored` gets, or its error."""
     if stored is None:
         # The job that held the key was deleted between the insert and the lookup.
         return StoreUnavailable(f"the job for key {new.idempotency_key!r} vanished; submit again")
     if stored.fingerprint != new.fingerprint:
         return IdempotencyConflict(new.idempotency_key or "", stored.id)
-    return SubmitResult(stored, False)
+    return stored

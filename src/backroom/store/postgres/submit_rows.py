@@ -14,7 +14,7 @@ import json
 from collections.abc import Sequence
 
 from backroom.core.job import NewJob
-from backroom.store.rows import new_job_values
+from backroom.store.rows import new_job_rows
 
 ROWS_FROM = 32
 """The fewest jobs sent as one JSON document: below, the arrays cost as little."""
@@ -38,4 +38,4 @@ _ROWS = json.JSONEncoder(separators=(",", ":"))
 
 def rows_json(jobs: Sequence[NewJob], now: int) -> str:
     """The new jobs as the JSON array `ROW_SOURCE` reads: one array per job."""
-    return _ROWS.encode([new_job_values(new, now) for new in jobs])
+    return _ROWS.encode(new_job_rows(jobs, now))

@@ -14,7 +14,7 @@ from backroom.core.webhooks import (
 )
 from backroom.store.webhook_rows import delivery_from_row
 
-SubmitJobs = Callable[[sqlite3.Connection, Sequence[NewJob], int], list[SubmitResult]]
+SubmitJobs = Callable[[sqlite3.Connection, Sequence[NewJob], int], Sequence[SubmitResult]]
 """The store's own submission, for the jobs that run deliveries."""
 
 _INSERT_DELIVERY = """

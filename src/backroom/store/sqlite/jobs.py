@@ -7,14 +7,14 @@ from collections.abc import Sequence
 
 from backroom.core import transitions
 from backroom.core.job import Job, JobState, NewJob, SubmitResult
-from backroom.core.transitions import new_job
+from backroom.core.job_batch import NewJobs, SubmittedJobs, has_caps, has_keys, keys_of
 from backroom.store.records import JobFilter, RedriveFilter
 from backroom.store.rows import (
     NEW_JOB_COLUMNS,
     dump_json,
     error_columns,
     job_from_row,
-    new_job_values,
+    new_job_rows,
 )
 from backroom.store.sqlite import queries
 from backroom.store.sqlite.history import record_transitions
@@ -58,7 +58,7 @@ JOIN jobs ON jobs.tenant = json_extract(wanted.value, '$[0]')
 
 def _stored(connection: sqlite3.Connection, jobs: Sequence[NewJob]) -> dict[Key, Job]:
     """The stored jobs the submissions' keys name, by (tenant, key): one statement."""
-    keys = sorted({(new.tenant, new.idempotency_key) for new in jobs if new.idempotency_key})
+    keys = sorted({(tenant, key) for tenant, key in keys_of(jobs) if key is not None})
     if len(keys) == 1:
         rows = connection.execute(_FIND_BY_KEY, keys[0]).fetchall()
     else:
@@ -68,37 +68,36 @@ def _stored(connection: sqlite3.Connection, jobs: Sequence[NewJob]) -> dict[Key,
 
 def store_submissions(
     connection: sqlite3.Connection, jobs: Sequence[NewJob], now: int
-) -> list[SubmitResult]:
+) -> SubmittedJobs:
     """Store the new jobs and return each submission's job, created or found by its key."""
     transition = transitions.submitted(now)
-    if all(new.idempotency_key is None and new.max_active is None for new in jobs):
+    if not has_keys(jobs) and not has_caps(jobs):
         # Nothing to look up or count (most bulk submissions): every job is inserted.
-        inserted = _insert_jobs(connection, jobs, now)
-        record_transitions(connection, ((job.id, transition) for job in inserted))
-        return [SubmitResult(job, True) for job in inserted]
+        ids = _insert_jobs(connection, jobs, now)
+        record_transitions(connection, ((job_id, transition) for job_id in ids))
+        return SubmittedJobs(jobs, now, ids)
     stored = _stored(connection, jobs)
     plan = plan_submissions(
         jobs,
         lambda tenant, key: stored.get((tenant, key)),
         lambda tenant: queries.count_active(connection, tenant),
     )
-    inserted = _insert_jobs(connection, plan.inserts, now)
-    record_transitions(connection, ((job.id, transition) for job in inserted))
-    return plan.results(inserted)
+    ids = _insert_jobs(connection, plan.inserts, now)
+    record_transitions(connection, ((job_id, transition) for job_id in ids))
+    return plan.submitted(ids, now)
 
 
-def _insert_jobs(connection: sqlite3.Connection, jobs: Sequence[NewJob], now: int) -> list[Job]:
+def _insert_jobs(connection: sqlite3.Connection, jobs: Sequence[NewJob], now: int) -> range:
+    """Insert the jobs; their ids, in order."""
     if not jobs:
-        return []
+        return range(0)
     # Ids given here (the write lock is held) rather than by SQLite, which could hand
     # out a pruned job's id again.
-    largest_id = largest_id_of(connection, "jobs")
-    connection.executemany(
-        _INSERT_JOB,
-        [(job_id, *new_job_values(new, now)) for job_id, new in enumerate(jobs, largest_id + 1)],
-    )
-    # The rows hold exactly what `new_job` builds; no need to read them back.
-    return [new_job(largest_id + n, new, now) for n, new in enumerate(jobs, start=1)]
+    first = largest_id_of(connection, "jobs") + 1
+    rows = new_job_rows(jobs, now)
+    connection.executemany(_INSERT_JOB, [(job_id, *row) for job_id, row in enumerate(rows, first)])
+    # The rows hold exactly what `new_job` builds: no need to read them back.
+    return range(first, first + len(rows))
 
 
 def _cancel(
@@ -172,15 +171,15 @@ class SqliteJobs(SqlitePart):
         (result,) = await self.submit_many([new], now)
         return result
 
-    async def submit_many(self, jobs: Sequence[NewJob], now: int) -> list[SubmitResult]:
+    async def submit_many(self, jobs: Sequence[NewJob], now: int) -> SubmittedJobs:
         """`submit` for many jobs in one transaction, in order."""
         if not jobs:
-            return []
-        batch = tuple(jobs)
+            return SubmittedJobs(jobs, now, [])
+        batch = jobs if isinstance(jobs, NewJobs) else tuple(jobs)
         results = await self._database.write(
             lambda connection: store_submissions(connection, batch, now)
         )
-        if any(result.created for result in results):
+        if any(results.created):
             self._new_work.announce()
         return results
 
