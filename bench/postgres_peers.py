@@ -20,6 +20,7 @@ from pgqueuer import AsyncpgDriver, Queries, QueueManager
 from pgqueuer.domain.types import QueueExecutionMode
 
 from backroom.clock import SystemClock
+from bench.cpu_meter import CpuMeter
 from bench.postgres_support import BULK, execute, fetch_one, run_process, timed
 
 PGBENCH_SECONDS = 5
@@ -38,8 +39,11 @@ async def pgqueuer_install(url: str) -> None:
         await connection.close()
 
 
-async def pgqueuer_enqueue(url: str, jobs: int, *, bulk: bool) -> float:
-    """Seconds to enqueue `jobs` no-op jobs into an emptied queue."""
+async def pgqueuer_enqueue(
+    url: str, jobs: int, *, bulk: bool, meter: CpuMeter | None = None
+) -> float:
+    """Seconds to enqueue `jobs` no-op jobs into an emptied queue (the CPU it took added
+    to `meter`)."""
     await execute(url, PGQUEUER_TABLES)
     connection = await asyncpg.connect(url)
     queries = Queries(AsyncpgDriver(connection))
@@ -55,7 +59,12 @@ async def pgqueuer_enqueue(url: str, jobs: int, *, bulk: bool) -> float:
             await queries.enqueue(["noop"] * count, payloads, [0] * count)
 
     try:
-        return await timed(enqueue_all())
+        if meter is None:
+            return await timed(enqueue_all())
+        await meter.start()
+        seconds = await timed(enqueue_all())
+        await meter.stop()
+        return seconds
     finally:
         await connection.close()
 
