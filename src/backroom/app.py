@@ -20,7 +20,7 @@ import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import TypeVar
+from typing import TypeVar, Unpack
 
 from backroom.clock import Clock, SystemClock
 from backroom.core.errors import ConfigError
@@ -42,7 +42,7 @@ from backroom.service.cancel import request_cancel
 from backroom.service.jobs import find_job
 from backroom.service.redrive import redrive_failed
 from backroom.service.submit import Submission, build_job, enqueue
-from backroom.service.submit_columns import build_jobs
+from backroom.service.submit_columns import JobsOptions, new_jobs
 from backroom.store import JobFilter, RedriveFilter, Store, open_store
 from backroom.tasks import Handler, LaneRequester, Task, TaskRegistry
 from backroom.telemetry import Telemetry
@@ -178,26 +178,13 @@ class App:
         return build_job(self, submission, tenant=tenant, max_active=max_active)
 
     def new_jobs(
-        self,
-        task: str,
-        inputs: Sequence[JSON],
-        *,
-        keys: Sequence[str | None] | None = None,
-        tenant: str = DEFAULT_TENANT,
-        queue: str | None = None,
-        priority: int = 0,
-        max_attempts: int | None = None,
-        timeout_s: float | None = None,
-        delay_s: float = 0,
-        metadata: dict[str, JSON] | None = None,
-        max_active: int | None = None,
+        self, task: str, inputs: Sequence[JSON], **options: Unpack[JobsOptions]
     ) -> NewJobs:
-        """`new_job` for each of `inputs` (`keys[n]` the n-th one's key), the options
-        shared, for `submit_many`: checked as `new_job` checks them, held as columns."""
-        options = Submission(
-            task, None, None, queue, priority, max_attempts, timeout_s, delay_s, metadata or {}
-        )
-        return build_jobs(self, options, inputs, keys, tenant=tenant, max_active=max_active)
+        """`new_job` for each of `inputs` (`keys=[...]`: the n-th one's key; `tenant`,
+        `queue`, `priority`, `max_attempts`, `timeout_s`, `delay_s`, `metadata` and
+        `max_active` shared), for `submit_many`: checked as `new_job` checks them, held
+        as columns."""
+        return new_jobs(self, task, inputs, **options)
 
     async def submit(
         self,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from typing import TypedDict, Unpack
 
 from backroom.core.idempotency import fingerprint
 from backroom.core.job import DEFAULT_TENANT, JSON, NewJob
@@ -19,6 +20,42 @@ from backroom.service.context import AppParts
 from backroom.service.submit import Submission, build_job, key_options
 from backroom.service.submit_input import checked_lane
 from backroom.tasks import Submitter
+
+
+class JobsOptions(TypedDict, total=False):
+    """What `App.new_jobs` takes besides the task and inputs: each job's key, and the
+    options every job shares (those of `App.new_job`)."""
+
+    keys: Sequence[str | None] | None
+    tenant: str
+    queue: str | None
+    priority: int
+    max_attempts: int | None
+    timeout_s: float | None
+    delay_s: float
+    metadata: dict[str, JSON] | None
+    max_active: int | None
+
+
+def new_jobs(
+    app: AppParts, task: str, inputs: Sequence[JSON], **options: Unpack[JobsOptions]
+) -> NewJobs:
+    """A job of `task` for each of `inputs`, with `options` (see `JobsOptions`)."""
+    shared = Submission(
+        task,
+        None,
+        None,
+        options.get("queue"),
+        options.get("priority", 0),
+        options.get("max_attempts"),
+        options.get("timeout_s"),
+        options.get("delay_s", 0),
+        options.get("metadata") or {},
+    )
+    tenant, max_active = options.get("tenant", DEFAULT_TENANT), options.get("max_active")
+    return build_jobs(
+        app, shared, inputs, options.get("keys"), tenant=tenant, max_active=max_active
+    )
 
 
 def build_jobs(
