@@ -152,8 +152,11 @@ async def test_a_cancelled_jobs_line_that_ran_is_billed_once_and_the_job_stays_c
     database_url: str, kind: ProviderKind
 ) -> None:
     clock = LateClock()
+    # Both jobs in one batch, however slow the machine: a batch of the cancelled job
+    # alone would be cancelled with it, and its line would never run.
+    together = {"flush_jobs": 2, "flush_after_s": 30}
     with running_mock(MockConfig(batches=BatchMockConfig(delay_ms=60_000)), clock) as url:
-        async with offload_app(database_url, url, kind=kind) as (app, _):
+        async with offload_app(database_url, url, together, kind) as (app, _):
             await app.submit_many([batch_job(app, f"bill me {n}") for n in range(2)])
             async with running_worker(app):
                 kept, dropped = sorted(await offloaded(app, 2), key=lambda job: job.id)
