@@ -38,6 +38,8 @@ _TRANSITION_ARRAYS = """$5::text[], $6::text[], $7::boolean[], $8::text[], $9::t
 """The arrays of `_transition_row` columns, after four arrays of the rows' keys."""
 
 _END_ATTEMPTS = """finished AS (
+    -- The ids as an array too, in both updates, so that rows are found by key: joined to
+    -- `held` alone, the planner read all of `jobs` and `attempts` on every finish.
     UPDATE jobs AS job SET
         state = held.state,
         result = held.result,
@@ -51,7 +53,7 @@ _END_ATTEMPTS = """finished AS (
         wait_reason = held.wait_reason,
         waiting_since = CASE WHEN held.wait_reason IS NULL THEN NULL
                              ELSE COALESCE(job.waiting_since, job.run_at) END
-    FROM held WHERE job.id = held.id
+    FROM held WHERE job.id = held.id AND job.id = ANY (ARRAY(SELECT id FROM held))
     RETURNING {returning}
 ), ended AS (
     UPDATE attempts AS attempt SET
@@ -59,6 +61,7 @@ _END_ATTEMPTS = """finished AS (
         error_kind = held.attempt_error_kind, error_message = held.attempt_error_message,
         next_attempt_at = held.next_attempt_at
     FROM held WHERE attempt.job_id = held.id AND attempt.lease_token = held.token
+        AND attempt.job_id = ANY (ARRAY(SELECT id FROM held))
 ), moves AS (
     SELECT id AS job_id, $1::bigint AS at, 'running' AS from_state, state AS to_state, reason
     FROM held
