@@ -11,9 +11,11 @@ the run): backroom's `backroom worker --burst` at its defaults (and at `--concur
 100`), PgQueuer draining its queue at its defaults (batch 10) and with `batch_size=100`.
 The rate is jobs over the processing window (the first start to the last end, as each
 system stores them); the WAL per job is what the run wrote into its own database (see
-`bench.postgres_wal`), with the server's whole WAL (others' work included) beside it.
-Printed: each row's median and spread, the median of the same-round ratios to each
-PgQueuer row, the WAL per job by relation and record type, and the load average.
+`bench.postgres_wal`), with the server's whole WAL (others' work included) beside it;
+the CPU per job is the worker processes' (start-up included) and their database's
+backends' (`bench.process_cpu`). Printed: each row's median and spread, the median of
+the same-round ratios to each PgQueuer row, the WAL per job by relation and record
+type, and the load average.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from bench.postgres_throughput import (
     percentile,
 )
 from bench.postgres_wal import WalUse, wal_position, wal_use
+from bench.process_cpu import CpuUse, cpu_of
 
 BACKROOM: dict[str, list[str]] = {
     "backroom defaults": [],
@@ -53,10 +56,11 @@ PGQUEUER = {"PgQueuer default": "10", "PgQueuer batch 100": "100"}
 
 @dataclass
 class Run:
-    """One system's run: jobs/s over its processing window, and its WAL."""
+    """One system's run: jobs/s over its processing window, its WAL and its CPU."""
 
     rate: float
     wal: WalUse
+    cpu: CpuUse
 
 
 @dataclass
@@ -80,13 +84,13 @@ async def measured(url: str, run: Callable[[], None], window: str, jobs: int) ->
     connection = await asyncpg.connect(url)
     try:
         start = await wal_position(connection)
-        await asyncio.to_thread(run)
+        cpu = await asyncio.to_thread(cpu_of, run, url.rsplit("/", 1)[1])
         end = await wal_position(connection)
         row = await connection.fetchrow(window)
         assert row is not None
         if row["done"] != jobs:
             raise RuntimeError(f"expected {jobs} jobs done, found {row['done']}")
-        return Run(jobs / float(row["seconds"]), await wal_use(connection, start, end))
+        return Run(jobs / float(row["seconds"]), await wal_use(connection, start, end), cpu)
     finally:
         await connection.close()
 
@@ -142,14 +146,17 @@ async def measure(server: Server, jobs: int, rounds: int, counts: list[int]) -> 
 
 def report(rows: Rows, jobs: int) -> list[str]:
     """Markdown: rates and ratios, then WAL per job."""
-    loads = rows.loads
+    loads, per_round = rows.loads, len(rows.runs)
+    by_round = [loads[first : first + per_round] for first in range(0, len(loads), per_round)]
     lines = [
         f"{jobs:,} no-op jobs, {len(next(iter(rows.runs.values())))} rounds alternating;"
-        f" load average {min(loads):.1f}-{max(loads):.1f} (median {statistics.median(loads):.1f})",
+        f" load average {min(loads):.1f}-{max(loads):.1f} (median {statistics.median(loads):.1f};"
+        f" by round: {', '.join(f'{min(part):.1f}-{max(part):.1f}' for part in by_round)})",
         "",
         "| row | jobs/s (median) | min - max | vs PgQueuer default | vs PgQueuer batch 100"
-        " | WAL/job, its database | of which full pages | server WAL/job |",
-        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        " | WAL/job, its database | of which full pages | server WAL/job"
+        " | CPU/job: workers (start-up included) | its backends |",
+        "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for label, runs in rows.runs.items():
         processes = label.rsplit(", ", 1)[1]
@@ -160,7 +167,9 @@ def report(rows: Rows, jobs: int) -> list[str]:
             f" {max(rates):,.0f} | {ratios[0]} | {ratios[1]}"
             f" | {_median(runs, lambda w: w.database) / jobs:,.0f} B"
             f" | {_median(runs, lambda w: w.full_pages) / jobs:,.0f} B"
-            f" | {statistics.median(run.wal.total for run in runs) / jobs:,.0f} B |"
+            f" | {statistics.median(run.wal.total for run in runs) / jobs:,.0f} B"
+            f" | {statistics.median(run.cpu.workers for run in runs) * 1e6 / jobs:,.0f} us"
+            f" | {statistics.median(run.cpu.backends for run in runs) * 1e6 / jobs:,.0f} us |"
         )
     return [*lines, "", *wal_detail(rows, jobs)]
 
