@@ -63,8 +63,8 @@ async def backroom_enqueue(url: str, jobs: int, *, bulk: bool) -> float:
                     await app.submit("noop", n)
                 return
             for first in range(0, jobs, BULK):
-                count = min(BULK, jobs - first)
-                await app.submit_many([app.new_job("noop", first + n) for n in range(count)])
+                last = min(first + BULK, jobs)
+                await app.submit_many(app.new_jobs("noop", range(first, last)))
 
         return await timed(submit_all())
 

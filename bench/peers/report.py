@@ -41,7 +41,7 @@ METHOD = [
     "- Every handler does one thing: it appends its start time (CLOCK_MONOTONIC, 8 bytes,"
     " one `write`) to a shared file, the same cost in every system.",
     "- Enqueue: the client's call for one job, in a loop. Bulk: 1,000 jobs a call where"
-    " the system has such a call (backroom `submit_many`, PgQueuer's list `enqueue`,"
+    " the system has such a call (backroom `new_jobs` + `submit_many`, PgQueuer's list `enqueue`,"
     " Procrastinate `batch_defer_async`, RQ `enqueue_many`), n/a elsewhere.",
     "- Processing: the jobs enqueued one by one, then the worker started: jobs over the"
     " time from the first handler start to the last; incl. start-up: from launching the"

@@ -68,7 +68,7 @@ class BackroomSqlite(BackroomPostgres):
                         await app.submit("noop", n)
                     return
                 for count in chunks(jobs, BULK):
-                    await app.submit_many([app.new_job("noop", n) for n in range(count)])
+                    await app.submit_many(app.new_jobs("noop", range(count)))
 
             return await seconds_async(submit_all)
 

@@ -70,7 +70,7 @@ async def fill(url: str, jobs: int, *, fresh: bool) -> None:
         if fresh and file is None:
             await execute(url, BACKROOM_TABLES)
         for count in chunks(jobs, BULK):
-            await app.submit_many([app.new_job("noop", n) for n in range(count)])
+            await app.submit_many(app.new_jobs("noop", range(count)))
 
 
 async def one_run(variant: Variant, jobs: int, folder: Path) -> tuple[float, float]:
