@@ -112,7 +112,9 @@ async def test_a_spent_budget_refuses_only_the_jobs_in_a_lane(
 
     _, key = await issue_key(app, "thrifty", daily_budget=DailyBudget.of_usd(Decimal("0.01")))
     before = await batch(http, key, [job("q", task="ask", idempotency_key="k1")])
-    spent = AttemptUsage(1, 1, "thrifty", "big", None, 100, 10, 50, 10**10, app.clock.now())
+    spent = AttemptUsage(
+        1, 1, "thrifty", "big", None, 100, 10, 50, 10**10, app.clock.now(), lease_token=1
+    )
     await app.store.record_usage(spent)
 
     after = await batch(

@@ -41,7 +41,7 @@ def ask_task(app: App) -> None:
 
 
 def usage(job_id: int, tenant: str, model: str, cost: int, at: int) -> AttemptUsage:
-    return AttemptUsage(job_id, 1, tenant, model, None, 100, 10, 50, cost, at)
+    return AttemptUsage(job_id, 1, tenant, model, None, 100, 10, 50, cost, at, lease_token=1)
 
 
 async def test_only_an_admin_sees_the_lanes(http: httpx.AsyncClient, keys: Keys, app: App) -> None:

@@ -61,7 +61,9 @@ async def test_unpriced_calls_cost_null_not_zero(
     http: httpx.AsyncClient, app: App, keys: Keys
 ) -> None:
     now = app.clock.now()
-    await app.store.record_usage(AttemptUsage(1, 1, "acme", HOUSE, None, 10, 0, 5, None, now))
+    await app.store.record_usage(
+        AttemptUsage(1, 1, "acme", HOUSE, None, 10, 0, 5, None, now, lease_token=1)
+    )
 
     report = (await http.get("/v1/usage", headers=bearer(keys.acme))).json()
 

@@ -15,7 +15,9 @@ from backroom.core.usage import AttemptUsage
 
 def team_usage(job_id: int, provider: str, model: str, team: str | None, cost: int | None) -> Any:
     metadata = {} if team is None else {"team": team}
-    return AttemptUsage(job_id, 1, "acme", model, "v2", 10, 0, 5, cost, 0, provider, metadata)
+    return AttemptUsage(
+        job_id, 1, "acme", model, "v2", 10, 0, 5, cost, 0, provider, metadata, lease_token=1
+    )
 
 
 async def seed_teams(app: App) -> None:

@@ -185,7 +185,9 @@ async def test_a_jobs_page_shows_each_attempts_llm_usage_and_cost(
 ) -> None:
     job = (await submit(http, keys.acme, "echo", {"n": 1})).json()["id"]
     await run_until_idle(app)
-    usage = AttemptUsage(job, 1, "acme", "gpt-test", None, 1200, 200, 34, 2_500_000_000_000, 0)
+    usage = AttemptUsage(
+        job, 1, "acme", "gpt-test", None, 1200, 200, 34, 2_500_000_000_000, 0, lease_token=1
+    )
     await app.store.record_usage(usage)
     await _log_in(http, keys.acme)
 

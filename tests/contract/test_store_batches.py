@@ -28,7 +28,10 @@ async def offloaded(store: Store, count: int = 1) -> list[Job]:
 
 
 def usage(job: Job) -> AttemptUsage:
-    return AttemptUsage(job.id, job.attempt, job.tenant, "gpt", None, 10, 0, 5, 2_000, T0 + 9)
+    return AttemptUsage(
+        job.id, job.attempt, job.tenant, "gpt", None, 10, 0, 5, 2_000, T0 + 9,
+        lease_token=job.lease_token,
+    )  # fmt: skip
 
 
 async def test_an_offloaded_job_runs_with_no_expiry_no_worker_and_is_never_reaped(

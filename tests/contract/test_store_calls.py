@@ -25,8 +25,9 @@ def intent(job: Job, reserved: int | None = 3_000, *, at: int = T0) -> CallInten
 def usage(job: Job, cost: int | None, *, estimated: bool = False) -> AttemptUsage:
     attempt = job.lease.attempt
     return AttemptUsage(
-        job.id, attempt, job.tenant, "gpt", None, 10, 0, 5, cost, T0 + 5, estimated=estimated
-    )
+        job.id, attempt, job.tenant, "gpt", None, 10, 0, 5, cost, T0 + 5,
+        estimated=estimated, lease_token=job.lease.token,
+    )  # fmt: skip
 
 
 async def with_tenant(store: Store) -> None:

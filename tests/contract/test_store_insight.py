@@ -135,8 +135,8 @@ async def test_delete_jobs_deletes_only_the_tenants_finished_jobs_among_those_na
 async def test_attempt_usages_are_each_attempts_call_in_order(store: Store) -> None:
     job = await running(store, tenant="acme")
     calls = [
-        AttemptUsage(job.id, number, "acme", "gpt-test", None, 100 * number, 0, 10, cost, T0)
-        for number, cost in ((2, None), (1, 5_000))
+        AttemptUsage(job.id, n, "acme", "gpt-test", None, 100 * n, 0, 10, cost, T0, lease_token=n)
+        for n, cost in ((2, None), (1, 5_000))
     ]
     for usage in calls:
         await store.record_usage(usage)

@@ -15,6 +15,7 @@ def usage(
     job_id: int,
     *,
     attempt: int = 1,
+    lease_token: int | None = None,
     tenant: str = "acme",
     model: str = "gpt",
     cost: int | None = 1_500,
@@ -36,6 +37,7 @@ def usage(
         at,
         provider=provider,
         metadata=metadata or {},
+        lease_token=attempt if lease_token is None else lease_token,
     )
 
 

@@ -57,7 +57,7 @@ class FakeProvider:
         if payload == "spend":
             spent = AttemptUsage(
                 ctx.job.id, ctx.attempt, ctx.job.tenant, "model", None, 1, 0, 1,
-                BUDGET.limit_pico_usd, self.clock.now(),
+                BUDGET.limit_pico_usd, self.clock.now(), lease_token=ctx.job.lease_token,
             )  # fmt: skip
             await app.store.record_usage(spent)
         settled = LaneSettlement(LANE, sent_at, used_tokens=TOKENS)

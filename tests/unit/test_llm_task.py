@@ -123,10 +123,10 @@ async def test_an_answer_is_the_result_with_its_usage_and_cost(
     assert report.lane_tokens == tokens.input_tokens + DEFAULT_OUTPUT_TOKENS
     assert report.rate_limits.requests.limit == MOCK_RPM
     assert report.pause_until is None
-    usage = report.usage
-    assert usage is not None
+    assert (usage := report.usage) is not None
     assert usage == AttemptUsage(
         job_id=job.id,
+        lease_token=1,
         attempt=1,
         tenant="acme",
         model="priced",

@@ -78,6 +78,7 @@ def test_a_cost_at_real_prices_is_a_whole_number_of_pico_dollars(
 def usage(job_id: int = 1, attempt: int = 1, cost: int | None = 1_000, at: int = 0) -> AttemptUsage:
     return AttemptUsage(
         job_id=job_id,
+        lease_token=attempt,
         attempt=attempt,
         tenant="acme",
         model="gpt-4o-mini",

@@ -28,7 +28,9 @@ async def test_a_lane_jobs_delivery_carries_its_usage_and_a_plain_jobs_does_not(
     jobs = await store.claim([], 2, "worker-1", 30_000, T0)
     llm = next(job for job in jobs if job.lane is not None)
     await store.record_usage(
-        AttemptUsage(llm.id, 1, "acme", "gpt-test", None, 100, 0, 50, 2_000_000, T0 + 1)
+        AttemptUsage(
+            llm.id, 1, "acme", "gpt-test", None, 100, 0, 50, 2_000_000, T0 + 1, lease_token=1
+        )
     )
     await store.finish([(job.lease, Succeeded({"ok": True})) for job in jobs], T0 + 2)
 

@@ -104,6 +104,11 @@ class LineEnd:
     usage: AttemptUsage | None = None
     settles: bool = True
 
+    def __post_init__(self) -> None:
+        usage, lease = self.usage, self.lease
+        if usage is not None and (usage.job_id, usage.lease_token) != (lease.job_id, lease.token):
+            raise ValueError(f"a line's usage must be that of its own claim, {lease}: {usage}")
+
 
 @dataclass(frozen=True, slots=True)
 class HandOff:

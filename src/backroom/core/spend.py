@@ -17,6 +17,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 
+from backroom.core.job import Lease
 from backroom.core.usage import DAY_MS, day_start, next_day_start
 
 OPEN_CALL_HORIZON_MS = DAY_MS
@@ -57,6 +58,11 @@ class CallIntent:
     def __post_init__(self) -> None:
         if (self.reserved_pico_usd or 0) < 0:
             raise ValueError(f"a reservation cannot be negative: {self}")
+
+    @property
+    def claim(self) -> Lease:
+        """The job's claim that opened the call: its usage is recorded under it."""
+        return Lease(self.job_id, self.lease_token, self.attempt)
 
 
 @dataclass(frozen=True, slots=True)

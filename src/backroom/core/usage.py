@@ -55,6 +55,11 @@ class AttemptUsage:
     is when the call ended (ms since the epoch), which decides the budget day it counts
     against. `estimated` marks counts the provider did not report (a response without
     usage, a call cut off by a crash): backroom's own upper estimate, never a silent 0.
+
+    A call is keyed by its job and `lease_token`, the claim that made it: a job's lease
+    token only goes up (a redrive restarts `attempt` at 1, never the token), so every
+    call of a job keeps its own record and its spend. Usage recorded before migration
+    018 whose claim was not known carries `-attempt` there, which no claim ever has.
     """
 
     job_id: int
@@ -71,6 +76,7 @@ class AttemptUsage:
     metadata: dict[str, Any] = field(default_factory=dict)
     estimated: bool = False
     cache_write_tokens: int = 0
+    lease_token: int = field(kw_only=True)
 
     def __post_init__(self) -> None:
         counts = (

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Protocol
 
-from backroom.core.job import JSON
+from backroom.core.job import JSON, Lease
 from backroom.core.usage import AttemptUsage, pico_usd
 from backroom.llm.config import ModelConfig
 from backroom.llm.pricing import Prices, Usage, cost_usd
@@ -71,14 +71,6 @@ class Charged(Protocol):
     """What a usage record names of its job: a `Job`, or a batch line's `LineJob`."""
 
     @property
-    def id(self) -> int:
-        """The job's id."""
-
-    @property
-    def attempt(self) -> int:
-        """The attempt that made the call."""
-
-    @property
     def tenant(self) -> str:
         """Who pays."""
 
@@ -102,16 +94,19 @@ def attempt_usage(
     usage: Usage,
     now: int,
     *,
+    claim: Lease,
     provider: str | None = None,
 ) -> AttemptUsage:
-    """What a call used and cost, charged to `job`'s tenant at `now`.
+    """What the call of `claim` (the job's claim that made it) used and cost, charged
+    to `job`'s tenant at `now`.
 
     Priced at the configured prices of the model the job asked for (a provider may
     answer with a dated variant of it), so usage groups by the names jobs use.
     """
     return AttemptUsage(
-        job_id=job.id,
-        attempt=job.attempt,
+        job_id=claim.job_id,
+        lease_token=claim.token,
+        attempt=claim.attempt,
         tenant=job.tenant,
         model=model.name,
         prompt_version=job_input.prompt_version,

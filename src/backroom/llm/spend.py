@@ -159,7 +159,13 @@ class SpendLedger:
                 output_tokens=text_bytes(result.output_text),
             )
         charged = attempt_usage(
-            call.job, call.job_input, call.model, usage, now, provider=call.intent.provider
+            call.job,
+            call.job_input,
+            call.model,
+            usage,
+            now,
+            claim=call.intent.claim,
+            provider=call.intent.provider,
         )
         charged = replace(charged, estimated=estimated)
         await self._settle(call.intent, charged, CallState.SETTLED)
@@ -176,7 +182,13 @@ class SpendLedger:
             return
         worst = worst_case_usage(call.request, call.model.prices)
         charged = attempt_usage(
-            call.job, call.job_input, call.model, worst, now, provider=call.intent.provider
+            call.job,
+            call.job_input,
+            call.model,
+            worst,
+            now,
+            claim=call.intent.claim,
+            provider=call.intent.provider,
         )
         await self._settle(call.intent, replace(charged, estimated=True), CallState.CHARGED)
 
@@ -219,6 +231,7 @@ class SpendLedger:
         worst = worst_case_usage(request)
         usage = AttemptUsage(
             job_id=intent.job_id,
+            lease_token=intent.lease_token,
             attempt=intent.attempt,
             tenant=intent.tenant,
             model=intent.model,

@@ -75,4 +75,5 @@ class InsightStore(Protocol):
         as retention keeps it; its usage stays (the spend record)."""
 
     async def attempt_usages(self, job_id: int) -> list[AttemptUsage]:
-        """What each attempt's LLM call of the job used and cost, by attempt."""
+        """What each LLM call of the job used and cost, oldest claim first (a redriven
+        job's calls before the redrive too)."""

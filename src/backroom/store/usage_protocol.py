@@ -1,7 +1,9 @@
 """The part of the store protocol behind LLM usage and spend (`UsageStore`).
 
-One record per attempt's call, kept when jobs are pruned: the spend record. Reports
-group it by tenant, provider, model, prompt version, day and job metadata keys.
+One record per call, keyed by its job and the lease token of the claim that made it
+(never by attempt number, which a redrive starts again), kept when jobs are pruned:
+the spend record. Reports group it by tenant, provider, model, prompt version, day
+and job metadata keys.
 """
 
 from __future__ import annotations
@@ -16,7 +18,8 @@ class UsageStore(Protocol):
     """What LLM calls used and cost."""
 
     async def record_usage(self, usage: AttemptUsage) -> None:
-        """Store what one attempt's call used; a repeat for the same attempt replaces it."""
+        """Store what one call used; a repeat for the same claim (job, lease token)
+        replaces it, and every other call of the job, before a redrive too, is kept."""
 
     async def usage_totals(self, job_id: int) -> UsageTotals:
         """What every attempt of the job used, summed (zero when nothing was recorded)."""

@@ -19,6 +19,7 @@ from backroom.store.rows import Row, dump_json, load_json
 
 USAGE_COLUMNS = (
     "job_id",
+    "lease_token",
     "attempt",
     "tenant",
     "model",
@@ -33,13 +34,18 @@ USAGE_COLUMNS = (
     "estimated",
     "cache_write_tokens",
 )
-"""The columns of `llm_usage`, in the order `usage_columns` gives their values."""
+"""The columns of `llm_usage`, in the order `usage_columns` gives their values: the
+key (job, claim) first, then the columns a repeat of the same call replaces."""
+
+USAGE_KEY = "job_id, lease_token"
+"""The key of `llm_usage`: one row per call, by the claim that made it (see `AttemptUsage`)."""
 
 
 def usage_columns(usage: AttemptUsage) -> tuple[Any, ...]:
     """The values of `USAGE_COLUMNS` for one attempt's usage."""
     return (
         usage.job_id,
+        usage.lease_token,
         usage.attempt,
         usage.tenant,
         usage.model,

@@ -120,8 +120,7 @@ class LineSettler:
         if line.outcome is LineOutcome.SUCCEEDED and line.result is not None:
             try:
                 labels = LineInput.read(job.input)
-                ran = replace(job, attempt=lease.attempt)
-                usage = self._usage(ran, labels, line.result.usage, now)
+                usage = self._usage(job, lease, labels, line.result.usage, now)
             except Permanent as error:  # its model is gone from the config: no price
                 log.warning("job %d: the line's usage cannot be priced: %s", job.id, error)
         return LineEnd(lease, None, usage)
@@ -144,16 +143,19 @@ class LineSettler:
             self._by_lane[job.lane] = (priced, route.provider.name)
         return priced, route.provider.name
 
-    def _usage(self, job: LineJob, job_input: LineInput, used: Usage, now: int) -> AttemptUsage:
+    def _usage(
+        self, job: LineJob, claim: Lease, job_input: LineInput, used: Usage, now: int
+    ) -> AttemptUsage:
+        """What the line of `claim` (the claim that sent it) used and cost."""
         model, provider = self._priced(job)
-        return attempt_usage(job, job_input, model, used, now, provider=provider)
+        return attempt_usage(job, job_input, model, used, now, claim=claim, provider=provider)
 
     def _succeeded(self, job: LineJob, line: LineResult, now: int) -> LineEnd:
         result = line.result
         assert result is not None
         job_input = LineInput.read(job.input)
         try:
-            usage = self._usage(job, job_input, result.usage, now)
+            usage = self._usage(job, job.lease, job_input, result.usage, now)
         except Permanent as error:  # a config changed under the job: its model is gone
             return LineEnd(job.lease, self._failure(job, error, now))
         try:

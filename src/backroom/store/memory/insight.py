@@ -96,6 +96,6 @@ class MemoryInsight(MemoryPart):
         return len(doomed)
 
     async def attempt_usages(self, job_id: int) -> list[AttemptUsage]:
-        """What each attempt's LLM call of the job used and cost, by attempt."""
+        """What each LLM call of the job used and cost, oldest claim first."""
         calls = self._tables.usage.get(job_id, {})
-        return [calls[attempt] for attempt in sorted(calls)]
+        return [calls[token] for token in sorted(calls)]

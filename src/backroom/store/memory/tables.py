@@ -180,6 +180,7 @@ class MemoryTables:
     api_keys: dict[str, KeyRow] = field(default_factory=dict)
     session_secret: str | None = None
     lanes: dict[str, LaneRow] = field(default_factory=dict)
+    # LLM usage by job, then by the lease token of the claim that made the call.
     usage: dict[int, dict[int, AttemptUsage]] = field(default_factory=dict)
     calls: dict[tuple[int, int], CallRow] = field(default_factory=dict)
     # The event feed: every job's events in one order, as (event id, job id, event).

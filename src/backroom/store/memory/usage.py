@@ -1,4 +1,4 @@
-"""LLM usage in memory: one record per attempt's call, summed exactly in integers."""
+"""LLM usage in memory: one record per call, by its job and claim, summed exactly in integers."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from backroom.store.usage_rows import merged_groups, usage_keys
 
 
 def record_usage_row(tables: MemoryTables, usage: AttemptUsage) -> None:
-    """Store one attempt's usage, replacing what was stored for that attempt."""
-    tables.usage.setdefault(usage.job_id, {})[usage.attempt] = usage
+    """Store one call's usage, replacing what was stored for the same claim."""
+    tables.usage.setdefault(usage.job_id, {})[usage.lease_token] = usage
 
 
 def _all(tables: MemoryTables) -> list[AttemptUsage]:
@@ -48,7 +48,7 @@ class MemoryUsage(MemoryPart):
     """What LLM calls used and cost (see `UsageStore`)."""
 
     async def record_usage(self, usage: AttemptUsage) -> None:
-        """Store what one attempt's call used; a repeat for the same attempt replaces it."""
+        """Store what one call used; a repeat for the same claim replaces it."""
         record_usage_row(self._tables, usage)
 
     async def usage_totals(self, job_id: int) -> UsageTotals:

@@ -12,10 +12,11 @@ from collections.abc import Sequence
 
 from backroom.core.provider_batch import LineEnd
 from backroom.store.postgres.database import PooledConnection
-from backroom.store.usage_rows import USAGE_COLUMNS, usage_columns
+from backroom.store.usage_rows import USAGE_COLUMNS, USAGE_KEY, usage_columns
 
 _TYPES = {
     "job_id": "bigint",
+    "lease_token": "bigint",
     "attempt": "integer",
     "input_tokens": "bigint",
     "cached_tokens": "bigint",
@@ -29,7 +30,7 @@ _TYPES = {
 
 _USAGE_ARRAYS = ", ".join(
     f"${number}::{_TYPES.get(column, 'text')}[]"
-    for number, column in enumerate(USAGE_COLUMNS, start=5)
+    for number, column in enumerate(USAGE_COLUMNS, start=4)
 )
 
 _SETTLE = f"""
@@ -42,9 +43,9 @@ WITH settled AS (
 )
 INSERT INTO llm_usage ({", ".join(USAGE_COLUMNS)})
 SELECT {", ".join(f"used.{column}" for column in USAGE_COLUMNS)}
-FROM unnest($4::bigint[], {_USAGE_ARRAYS}) AS used (token, {", ".join(USAGE_COLUMNS)})
-JOIN settled ON settled.job_id = used.job_id AND settled.lease_token = used.token
-ON CONFLICT (job_id, attempt) DO UPDATE SET
+FROM unnest({_USAGE_ARRAYS}) AS used ({", ".join(USAGE_COLUMNS)})
+JOIN settled ON settled.job_id = used.job_id AND settled.lease_token = used.lease_token
+ON CONFLICT ({USAGE_KEY}) DO UPDATE SET
     {", ".join(f"{column} = excluded.{column}" for column in USAGE_COLUMNS[2:])}
 """
 
@@ -67,6 +68,5 @@ async def settle_lines(connection: PooledConnection, ends: Sequence[LineEnd], no
         [job_id for job_id, _ in keys],
         [token for _, token in keys],
         ats,
-        [end.lease.token for end in used],
         *columns,
     )

@@ -109,9 +109,9 @@ class PostgresInsight(PostgresPart):
         return deleted
 
     async def attempt_usages(self, job_id: int) -> list[AttemptUsage]:
-        """What each attempt's LLM call of the job used and cost, by attempt."""
+        """What each LLM call of the job used and cost, oldest claim first."""
         async with self._database.connection() as connection:
             rows = await connection.fetch(
-                "SELECT * FROM llm_usage WHERE job_id = $1 ORDER BY attempt", job_id
+                "SELECT * FROM llm_usage WHERE job_id = $1 ORDER BY lease_token", job_id
             )
         return [usage_from_row(row) for row in rows]

@@ -1,4 +1,5 @@
-"""LLM usage on PostgreSQL: one row per attempt's call, summed per job, tenant or report group.
+"""LLM usage on PostgreSQL: one row per call (by job and claim), summed per job, tenant or
+report group.
 
 PostgreSQL sums BIGINT into NUMERIC, so no sum of cost can overflow.
 """
@@ -11,6 +12,7 @@ from backroom.store.records import UsageGroup, UsageQuery
 from backroom.store.usage_rows import (
     TOTALS_SELECT,
     USAGE_COLUMNS,
+    USAGE_KEY,
     grouped_select,
     keys_from_row,
     merged_groups,
@@ -22,10 +24,10 @@ from backroom.store.usage_rows import (
 RECORD_USAGE = f"""
 INSERT INTO llm_usage ({", ".join(USAGE_COLUMNS)})
 VALUES ({", ".join(f"${number}" for number in range(1, len(USAGE_COLUMNS) + 1))})
-ON CONFLICT (job_id, attempt) DO UPDATE SET
+ON CONFLICT ({USAGE_KEY}) DO UPDATE SET
     {", ".join(f"{column} = excluded.{column}" for column in USAGE_COLUMNS[2:])}
 """
-"""Store one attempt's usage ($1.. in `USAGE_COLUMNS` order), replacing what was stored."""
+"""Store one call's usage ($1.. in `USAGE_COLUMNS` order), replacing what its claim stored."""
 
 _JOB_TOTALS = f"SELECT {TOTALS_SELECT} FROM llm_usage WHERE job_id = $1"
 
@@ -53,7 +55,7 @@ class PostgresUsage(PostgresPart):
     """What LLM calls used and cost (see `UsageStore`)."""
 
     async def record_usage(self, usage: AttemptUsage) -> None:
-        """Store one attempt's usage, replacing what was stored for that attempt."""
+        """Store one call's usage, replacing what was stored for the same claim."""
         async with self._database.connection() as connection:
             await connection.execute(RECORD_USAGE, *usage_columns(usage))
 

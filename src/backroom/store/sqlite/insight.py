@@ -118,10 +118,10 @@ class SqliteInsight(SqlitePart):
         )
 
     async def attempt_usages(self, job_id: int) -> list[AttemptUsage]:
-        """What each attempt's LLM call of the job used and cost, by attempt."""
+        """What each LLM call of the job used and cost, oldest claim first."""
         rows = await self._database.read(
             lambda connection: connection.execute(
-                "SELECT * FROM llm_usage WHERE job_id = ? ORDER BY attempt", (job_id,)
+                "SELECT * FROM llm_usage WHERE job_id = ? ORDER BY lease_token", (job_id,)
             ).fetchall()
         )
         return [usage_from_row(row) for row in rows]

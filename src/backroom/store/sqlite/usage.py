@@ -1,4 +1,4 @@
-"""LLM usage on SQLite: one row per attempt's call, summed per job, tenant or report group.
+"""LLM usage on SQLite: one row per call (by job and claim), summed per job, tenant or report group.
 
 SQLite sums integers exactly, and raises on overflow rather than wrap: a sum of cost
 stays exact up to 9.2 million dollars of spend in one report.
@@ -16,6 +16,7 @@ from backroom.store.sqlite.part import SqlitePart
 from backroom.store.usage_rows import (
     TOTALS_SELECT,
     USAGE_COLUMNS,
+    USAGE_KEY,
     grouped_select,
     keys_from_row,
     merged_groups,
@@ -28,7 +29,7 @@ from backroom.store.usage_rows import (
 _RECORD = f"""
 INSERT INTO llm_usage ({", ".join(USAGE_COLUMNS)})
 VALUES ({", ".join("?" * len(USAGE_COLUMNS))})
-ON CONFLICT (job_id, attempt) DO UPDATE SET
+ON CONFLICT ({USAGE_KEY}) DO UPDATE SET
     {", ".join(f"{column} = excluded.{column}" for column in USAGE_COLUMNS[2:])}
 """
 
@@ -53,12 +54,12 @@ def _metadata_value(index: int, _key: str) -> str:
 
 
 def record_usage_row(connection: sqlite3.Connection, usage: AttemptUsage) -> None:
-    """Store one attempt's usage, replacing what was stored for that attempt."""
+    """Store one call's usage, replacing what was stored for the same claim."""
     connection.execute(_RECORD, usage_columns(usage))
 
 
 def record_usage_rows(connection: sqlite3.Connection, usages: Sequence[AttemptUsage]) -> None:
-    """Store attempts' usage in one `executemany`, replacing what was stored for each."""
+    """Store calls' usage in one `executemany`, replacing what was stored for each claim."""
     connection.executemany(_RECORD, [usage_columns(usage) for usage in usages])
 
 
@@ -94,7 +95,7 @@ class SqliteUsage(SqlitePart):
     """What LLM calls used and cost (see `UsageStore`)."""
 
     async def record_usage(self, usage: AttemptUsage) -> None:
-        """Store what one attempt's call used; a repeat for the same attempt replaces it."""
+        """Store what one call used; a repeat for the same claim replaces it."""
         await self._database.write(lambda connection: record_usage_row(connection, usage))
 
     async def usage_totals(self, job_id: int) -> UsageTotals:
