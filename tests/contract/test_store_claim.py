@@ -25,7 +25,9 @@ async def test_a_claim_records_the_attempt_and_the_transition(store: Store) -> N
 
     await store.claim([], 1, WORKER, LEASE_MS, T0 + 100)
 
-    assert await store.attempts(job.id) == [Attempt(job.id, 1, WORKER, started_at=T0 + 100)]
+    assert await store.attempts(job.id) == [
+        Attempt(job.id, 1, WORKER, started_at=T0 + 100, lease_token=1)
+    ]
     assert (await store.events(job.id))[-1] == JobEvent(
         job.id, T0 + 100, JobState.QUEUED, JobState.RUNNING, "claimed"
     )

@@ -20,27 +20,29 @@ OUTCOMES: list[tuple[Outcome, JobState, Attempt]] = [
     (
         Succeeded({"summary": "short", "tokens": [1, 2]}),
         JobState.SUCCEEDED,
-        Attempt(0, 1, WORKER, T0, DONE_AT, AttemptOutcome.SUCCEEDED),
+        Attempt(0, 1, WORKER, T0, DONE_AT, AttemptOutcome.SUCCEEDED, lease_token=1),
     ),
     (
         RetryAt(RETRY_AT, BOOM),
         JobState.QUEUED,
-        Attempt(0, 1, WORKER, T0, DONE_AT, AttemptOutcome.RETRY, BOOM, RETRY_AT),
+        Attempt(0, 1, WORKER, T0, DONE_AT, AttemptOutcome.RETRY, BOOM, RETRY_AT, lease_token=1),
     ),
     (
         Failed(BOOM),
         JobState.FAILED,
-        Attempt(0, 1, WORKER, T0, DONE_AT, AttemptOutcome.FAILED, BOOM),
+        Attempt(0, 1, WORKER, T0, DONE_AT, AttemptOutcome.FAILED, BOOM, lease_token=1),
     ),
     (
         Cancelled("stopped by user"),
         JobState.CANCELLED,
-        Attempt(0, 1, WORKER, T0, DONE_AT, AttemptOutcome.CANCELLED),
+        Attempt(0, 1, WORKER, T0, DONE_AT, AttemptOutcome.CANCELLED, lease_token=1),
     ),
     (
         Released("worker shut down"),
         JobState.QUEUED,
-        Attempt(0, 1, WORKER, T0, DONE_AT, AttemptOutcome.INTERRUPTED, None, DONE_AT),
+        Attempt(
+            0, 1, WORKER, T0, DONE_AT, AttemptOutcome.INTERRUPTED, None, DONE_AT, lease_token=1
+        ),
     ),
 ]
 

@@ -61,6 +61,7 @@ async def test_an_expired_lease_sends_the_job_back_to_the_queue(store: Store) ->
             outcome=AttemptOutcome.LEASE_EXPIRED,
             error=transitions.LEASE_EXPIRED,
             next_attempt_at=EXPIRED_AT,
+            lease_token=1,
         )
     ]
     assert (await store.events(job.id))[-1] == JobEvent(

@@ -187,6 +187,9 @@ class Attempt:
     next_attempt_at: int | None = None
     lane: str | None = None
     """The lane its call went to (a job with fallbacks changes lanes)."""
+    lease_token: int = field(kw_only=True)
+    """The claim it ran under: unique among the job's attempts, whose numbers a redrive
+    starts again (the key of its LLM call's usage, `AttemptUsage.lease_token`)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -43,7 +43,8 @@ class JobDetail:
     """The event feed's position just before the job was read: a live view of the job
     follows its events from there."""
     attempt_usage: dict[int, AttemptUsage] = dataclasses.field(default_factory=dict)
-    """What each attempt's LLM call used and cost, by attempt number."""
+    """What each attempt's LLM call used and cost, by the attempt's lease token (its
+    number is not unique: a redrive starts it again)."""
 
 
 def scoped(caller: Caller, where: JobFilter) -> JobFilter:
@@ -77,7 +78,7 @@ async def job_detail(app: AppParts, caller: Caller, job_id: int) -> JobDetail | 
         None if job.lane is None else await app.store.usage_totals(job_id),
         tuple(listed) if isinstance(listed, list) else (),
         position.token(),
-        {usage.attempt: usage for usage in await app.store.attempt_usages(job_id)},
+        {usage.lease_token: usage for usage in await app.store.attempt_usages(job_id)},
     )
 
 

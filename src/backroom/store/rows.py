@@ -207,6 +207,7 @@ def attempt_from_row(row: Row) -> Attempt:
         error=load_error(row),
         next_attempt_at=row["next_attempt_at"],
         lane=row["lane"],
+        lease_token=row["lease_token"],
     )
 
 
