@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Awaitable, Callable, Coroutine, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from backroom.core.errors import ConfigError
@@ -70,11 +70,12 @@ class Task:
     check_input: InputCheck | None = None
     lane_route: LaneRouter | None = None
     gate_free: Callable[[Job], bool] | None = None
+    is_async: bool = field(init=False, repr=False, compare=False)
+    """True when the handler is a coroutine function (runs on the event loop); found
+    once, not for every attempt."""
 
-    @property
-    def is_async(self) -> bool:
-        """True when the handler is a coroutine function (runs on the event loop)."""
-        return inspect.iscoroutinefunction(self.handler)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "is_async", inspect.iscoroutinefunction(self.handler))
 
 
 class TaskRegistry:

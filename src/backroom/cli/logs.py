@@ -18,6 +18,7 @@ import re
 import sys
 import threading
 from datetime import UTC, datetime
+from types import SimpleNamespace
 from typing import Annotated, Any, TextIO
 
 import typer
@@ -80,12 +81,15 @@ class TextLines(logging.Formatter):
     def formatTime(self, record: logging.LogRecord, datefmt: str | None = None) -> str:
         """The record's local time as the standard format has it, the date and time to
         the second formatted once a second."""
-        second = int(record.created)
         if datefmt is not None:
             return super().formatTime(record, datefmt)
-        if self._second[0] != second:
-            self._second = (second, super().formatTime(record, datefmt).rpartition(",")[0])
-        return f"{self._second[1]},{int(record.msecs):03d}"
+        return self._time(int(record.created), int(record.msecs))
+
+    def _time(self, second: int, msecs: int) -> str:
+        if self._second[0] != second:  # the standard format's, to the second
+            at = SimpleNamespace(created=second, msecs=0)
+            self._second = (second, super().formatTime(at).rpartition(",")[0])  # type: ignore[arg-type]
+        return f"{self._second[1]},{msecs:03d}"
 
     def format(self, record: logging.LogRecord) -> str:
         """The record as one line of text."""
@@ -94,12 +98,22 @@ class TextLines(logging.Formatter):
         else:  # what the format above gives, without its per-record lookups
             line = f"{self.formatTime(record)} {record.levelname} {record.name}: "
             line += record.getMessage()
-        fields = getattr(record, FIELDS, None)
-        if isinstance(fields, dict):  # the message says what happened: no event
-            facts = [f"{key}={value}" for key, value in fields.items() if key != "event"]
-            if facts:
-                line += " [" + " ".join(facts) + "]"
-        return redact_secrets(line)
+        return _with_facts(line, getattr(record, FIELDS, None))
+
+    def fields_line(self, at_ms: int, level: int, logger: str, message: str, fields: Any) -> str:
+        """What `format` makes of a record at `at_ms` (ms since the epoch) with `fields`
+        and neither arguments nor an exception, without the record."""
+        stamp = self._time(at_ms // 1000, at_ms % 1000)
+        return _with_facts(f"{stamp} {logging.getLevelName(level)} {logger}: {message}", fields)
+
+
+def _with_facts(line: str, fields: Any) -> str:
+    """`line` and `fields` (but the event) as ` [key=value ...]`, secrets masked."""
+    if isinstance(fields, dict):  # the message says what happened: no event
+        facts = [f"{key}={value}" for key, value in fields.items() if key != "event"]
+        if facts:
+            line += " [" + " ".join(facts) + "]"
+    return redact_secrets(line)
 
 
 class JsonLines(logging.Formatter):
@@ -110,29 +124,45 @@ class JsonLines(logging.Formatter):
         super().__init__()
         self._second: tuple[int, str] = (-1, "")
 
-    def _time(self, record: logging.LogRecord) -> str:
+    def _time(self, second: int, msecs: int) -> str:
         """ISO 8601 in UTC to the millisecond, the date and time to the second
         formatted once a second."""
-        second = int(record.created)
         if self._second[0] != second:
             stamp = datetime.fromtimestamp(second, tz=UTC).strftime("%Y-%m-%dT%H:%M:%S")
             self._second = (second, stamp)
-        return f"{self._second[1]}.{int(record.msecs):03d}+00:00"
+        return f"{self._second[1]}.{msecs:03d}+00:00"
 
     def format(self, record: logging.LogRecord) -> str:
         """The record as a single line of JSON."""
-        entry: dict[str, Any] = {
-            "time": self._time(record),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "message": record.getMessage(),
-        }
-        fields = getattr(record, FIELDS, None)
-        if isinstance(fields, dict):
-            entry.update((key, value) for key, value in fields.items() if key not in entry)
+        entry = self._entry(
+            self._time(int(record.created), int(record.msecs)),
+            record.levelname,
+            record.name,
+            record.getMessage(),
+            getattr(record, FIELDS, None),
+        )
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         return redact_secrets(json.dumps(entry, ensure_ascii=False))
+
+    def fields_line(self, at_ms: int, level: int, logger: str, message: str, fields: Any) -> str:
+        """What `format` makes of a record at `at_ms` (ms since the epoch) with `fields`
+        and neither arguments nor an exception, without the record."""
+        stamp = self._time(at_ms // 1000, at_ms % 1000)
+        entry = self._entry(stamp, logging.getLevelName(level), logger, message, fields)
+        return redact_secrets(json.dumps(entry, ensure_ascii=False))
+
+    @staticmethod
+    def _entry(stamp: str, level: str, logger: str, message: str, fields: Any) -> dict[str, Any]:
+        entry: dict[str, Any] = {
+            "time": stamp,
+            "level": level.lower(),
+            "logger": logger,
+            "message": message,
+        }
+        if isinstance(fields, dict):
+            entry.update((key, value) for key, value in fields.items() if key not in entry)
+        return entry
 
 
 class _StderrLines(logging.StreamHandler[TextIO]):
@@ -155,11 +185,36 @@ class _StderrLines(logging.StreamHandler[TextIO]):
     def emit(self, record: logging.LogRecord) -> None:
         """Format `record` and write it out, now or at the loop's next pass."""
         try:
-            self._pending.append(self.format(record) + self.terminator)
+            line = self.format(record)
         except Exception:  # as logging's own handlers do: report it, never raise
             self.handleError(record)
             return
-        if record.levelno >= logging.WARNING or len(self._pending) >= self._LIMIT:
+        self._add(line, record.levelno)
+
+    def write_fields_line(
+        self, at_ms: int, level: int, logger: str, message: str, fields: dict[str, Any]
+    ) -> bool:
+        """Write what a record of `logger` at `at_ms` would be written as, without making
+        the record (`backroom.telemetry.job_log` asks, for every job transition's line,
+        when it reaches this handler alone); False when this handler would not write it
+        that way (a filter, its level, another formatter): make the record then."""
+        formatter = self.formatter
+        if self.filters or level < self.level or not isinstance(formatter, TextLines | JsonLines):
+            return False
+        try:
+            line = formatter.fields_line(at_ms, level, logger, message, fields)
+        except Exception:  # the record's way reports it
+            return False
+        self.acquire()
+        try:
+            self._add(line, level)
+        finally:
+            self.release()
+        return True
+
+    def _add(self, line: str, level: int) -> None:
+        self._pending.append(line + self.terminator)
+        if level >= logging.WARNING or len(self._pending) >= self._LIMIT:
             self.flush()
             return
         pending_on = self._flush_on

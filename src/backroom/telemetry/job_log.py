@@ -13,6 +13,7 @@ import asyncio
 import logging
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from backroom.clock import SystemClock
@@ -25,6 +26,10 @@ log = logging.getLogger("backroom.jobs")
 FIELDS = "fields"
 """The attribute of a log record that holds its facts (a dict), for formatters."""
 
+FieldsLineWriter = Callable[[int, int, str, str, dict[str, Any]], bool]
+"""A handler's way to write a line without its record: (time in ms, level, logger
+name, message, fields) -> written (False: make the record)."""
+
 
 def _job_fields(job: Job, event: str, **more: Any) -> dict[str, Any]:
     fields = {
@@ -35,7 +40,9 @@ def _job_fields(job: Job, event: str, **more: Any) -> dict[str, Any]:
         "queue": job.queue,
         "attempt": job.attempt,
     }
-    fields.update((key, value) for key, value in more.items() if value is not None)
+    for key, value in more.items():
+        if value is not None:
+            fields[key] = value
     return fields
 
 
@@ -94,8 +101,30 @@ def _task_name() -> str | None:
 
 
 def _emit(level: int, message: str, fields: dict[str, Any]) -> None:
-    if log.isEnabledFor(level):
+    if not log.isEnabledFor(level):
+        return
+    write = _only_writer()
+    if write is None or not write(_WALL.now(), level, log.name, message, fields):
         log.handle(_record(level, message, fields))
+
+
+def _only_writer() -> FieldsLineWriter | None:
+    """The `write_fields_line` of the one handler a line of this logger reaches, if it
+    has one (`backroom.cli.logs` sets such a handler up): it writes the line without a
+    `LogRecord` and logging's dispatch (half a line's cost). None, so the record is
+    made, when anything could see a record: a filter, another handler (pytest's
+    `caplog`, say), a custom record factory."""
+    if log.disabled or log.filters or logging.getLogRecordFactory() is not logging.LogRecord:
+        return None
+    found: logging.Handler | None = None
+    logger: logging.Logger | None = log
+    while logger is not None:
+        for handler in logger.handlers:
+            if found is not None:
+                return None
+            found = handler
+        logger = logger.parent if logger.propagate else None
+    return getattr(found, "write_fields_line", None)
 
 
 def _seconds(ms: int) -> str:

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -43,15 +42,13 @@ class Telemetry:
         self.metrics = ProcessMetrics(process)
         self.tracing = Tracing(tracer_provider)
 
-    @contextmanager
-    def attempt(self, job: Job, clock: Clock) -> Iterator[AttemptSpan]:
+    def attempt(self, job: Job, clock: Clock) -> AbstractContextManager[AttemptSpan]:
         """An attempt of `job` (as claimed) runs inside the block: its wait counted and
-        logged, its span current (tell the span how it `ended`)."""
+        logged (now), its span current (tell the span how it `ended`)."""
         self.metrics.attempt_started(job)
         log_started(job)
         started = clock.now() if job.started_at is None else job.started_at
-        with self.tracing.attempt(job, started, clock.now) as span:
-            yield span
+        return self.tracing.attempt(job, started, clock.now)
 
     def attempt_ended(self, job: Job, outcome: Outcome, now: int) -> None:
         """The end of an attempt of `job` (as claimed) was stored at `now`."""

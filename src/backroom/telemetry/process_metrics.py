@@ -30,17 +30,19 @@ def default_process_name() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+_OUTCOME_NAMES: dict[type, str] = {
+    RetryAt: "retried",
+    Failed: "failed",
+    Cancelled: "cancelled",
+    Released: "released",
+    Deferred: "deferred",
+}
+
+
 def outcome_name(outcome: Outcome) -> str:
     """How an attempt ended, as a label: succeeded, retried, failed, cancelled, released
     (handed back at shutdown) or deferred (its lane or budget had no room)."""
-    names: dict[type, str] = {
-        RetryAt: "retried",
-        Failed: "failed",
-        Cancelled: "cancelled",
-        Released: "released",
-        Deferred: "deferred",
-    }
-    return names.get(type(outcome), "succeeded")
+    return _OUTCOME_NAMES.get(type(outcome), "succeeded")
 
 
 def error_class(outcome: Outcome) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 from backroom.core import transitions
 from backroom.core.job import Job, Lease
 from backroom.core.lifecycle import RunningFacts, Transition
-from backroom.core.outcome import Outcome
+from backroom.core.outcome import Outcome, Succeeded
 from backroom.store.postgres.database import PooledConnection
 from backroom.store.postgres.history import RECORD_TRANSITIONS, RECORD_TRANSITIONS_HINTED
 from backroom.store.rows import dump_nullable_json, error_columns, job_from_row
@@ -151,17 +151,36 @@ def _transition_row(transition: Transition) -> tuple[Any, ...]:
     )
 
 
+def _finish_rows(
+    outcomes: dict[tuple[int, int], Outcome], now: int
+) -> list[tuple[int | None, int | None, RunningFacts | None, Transition]]:
+    """Each (job id, token) with each case of its outcome's transition. The attempts that
+    succeeded without a result all end alike: their transition is made once."""
+    plain: list[tuple[RunningFacts | None, Transition]] | None = None
+    rows: list[tuple[int | None, int | None, RunningFacts | None, Transition]] = []
+    for (job_id, token), outcome in outcomes.items():
+        if type(outcome) is Succeeded and outcome.result is None:
+            cases = plain = plain or transitions.finish_cases(outcome, now)
+        else:
+            cases = transitions.finish_cases(outcome, now)
+        rows.extend((job_id, token, facts, transition) for facts, transition in cases)
+    return rows
+
+
 def _columns(
     rows: Sequence[tuple[int | None, int | None, RunningFacts | None, Transition]],
 ) -> list[list[Any]]:
     """Parallel arrays for the finish or `EXPIRE_LEASES`, from $3 to $20."""
     job_ids, tokens, spent, cancel_requested, values = [], [], [], [], []
+    last: tuple[Transition | None, tuple[Any, ...]] = (None, ())
     for job_id, token, facts, transition in rows:
         job_ids.append(job_id)
         tokens.append(token)
         spent.append(None if facts is None else facts.spent)
         cancel_requested.append(None if facts is None else facts.cancel_requested)
-        values.append(_transition_row(transition))
+        if last[0] is not transition:  # a transition shared by the rows before: its columns too
+            last = (transition, _transition_row(transition))
+        values.append(last[1])
     return [
         job_ids,
         tokens,
@@ -189,11 +208,7 @@ async def finish(
         first_outcomes.setdefault((lease.job_id, lease.token), outcome)
     if not first_outcomes:
         return []
-    rows = [
-        (job_id, token, facts, transition)
-        for (job_id, token), outcome in first_outcomes.items()
-        for facts, transition in transitions.finish_cases(outcome, now)
-    ]
+    rows = _finish_rows(first_outcomes, now)
     done = {
         (row["id"], row["lease_token"])
         for row in await connection.fetch(
