@@ -10,16 +10,19 @@ from __future__ import annotations
 import asyncio
 import json
 from contextlib import AbstractAsyncContextManager
+from functools import partial
 
 import asyncpg
 import pytest
+from deadline_polls import until
 from pgbouncer_process import PgBouncer, store_url
 
-from backroom import App
+from backroom import App, JobState
 from backroom.runtime.worker_config import WorkerConfig
 from backroom.store.postgres import leases
 from backroom.store.postgres.database import PooledConnection, PostgresDatabase, PostgresSettings
 from backroom.store.postgres.url import Pooler
+from backroom.store.postgres.wake_hint import WakeHint
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -112,3 +115,71 @@ async def test_transactions_abort_when_left_idle_through_pgbouncer(
     finally:
         await store_database.close()
     assert timeout == "1234ms"
+
+
+# -- the new-work hint through a transaction pooler ------------------------------------
+
+HINT_DEADLINE_S = 30.0
+"""Generous: the worker polls only every 600 s, so a pickup within this was woken for."""
+
+
+@pytest.mark.parametrize("pgbouncer", ["transaction"], indirect=True)
+async def test_a_grouped_submission_through_pgbouncer_wakes_a_worker_by_its_hint(
+    pgbouncer: PgBouncer, database: str, direct_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The submitter has no listen URL: its wake hint goes through PgBouncer in
+    # transaction pooling, on a connection of its own. A job submitted alone is woken
+    # for by its own statement's NOTIFY; jobs submitted together (a group) only by the
+    # hint sent after the group commits. Each round submits a job that is not due
+    # (alone, it notifies no one) with two due ones, so that every notification comes
+    # from a hint, whichever way the three are grouped: a direct LISTEN of the test's
+    # hears it, and the worker (LISTEN on the direct listen URL, everything else
+    # through PgBouncer) picks the two up though it polls only every 600 s.
+    hints: list[WakeHint] = []
+    send = WakeHint.send
+
+    def counted(hint: WakeHint) -> None:
+        hints.append(hint)
+        send(hint)
+
+    monkeypatch.setattr(WakeHint, "send", counted)
+    heard: asyncio.Queue[object] = asyncio.Queue()
+    listening = await asyncpg.connect(direct_url)
+    await listening.add_listener(CHANNEL, lambda *notification: heard.put_nowait(notification))
+    submitter = App(store_url(pgbouncer, database))
+    worker_app = App(store_url(pgbouncer, database, listen_url=direct_url))
+    worker_app.task("noop")(_noop)
+    try:
+        async with submitter, worker_app:
+            worker = worker_app.worker(WorkerConfig(poll_interval_ms=600_000))
+            running = asyncio.create_task(worker.run())
+            try:
+                for _ in range(3):  # the first round may be taken by the worker's first claim
+                    hinted = len(hints)
+                    ids = await _submit_a_group(submitter)
+                    await asyncio.wait_for(heard.get(), HINT_DEADLINE_S)
+                    assert len(hints) > hinted
+                    await until(partial(_succeeded, worker_app, ids), "a pickup", HINT_DEADLINE_S)
+            finally:
+                worker.stop()
+                await running
+    finally:
+        await listening.close()
+
+
+CHANNEL = PostgresSettings("").channel
+"""The channel the stores notify on (their default)."""
+
+
+async def _submit_a_group(app: App) -> list[int]:
+    """A job due in an hour and two due now, submitted at once: the due ones' ids."""
+    _later, *due = await asyncio.gather(
+        app.submit("noop", "later", delay_s=3_600), app.submit("noop", 1), app.submit("noop", 2)
+    )
+    return [submitted.job.id for submitted in due]
+
+
+async def _succeeded(app: App, ids: list[int]) -> bool:
+    """Whether every job of `ids` has succeeded."""
+    jobs = [await app.get(job_id) for job_id in ids]
+    return all(job is not None and job.state is JobState.SUCCEEDED for job in jobs)
