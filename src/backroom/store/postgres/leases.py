@@ -83,14 +83,18 @@ admitted AS (
     WHERE lane_room.room IS NULL OR ranked.lane_rank <= lane_room.room
 ),
 picked AS (
-    -- Lock in claim order, passing over jobs another claim holds (or just took).
+    -- Lock in claim order, passing over jobs another claim holds (or just took), one
+    -- candidate at a time by key, and stop at `limit`: the candidates past the ones
+    -- taken are never read again (joined and sorted whole, all four times `limit` were).
     SELECT job.id, admitted.queue_rank, admitted.round
-    FROM admitted JOIN jobs AS job ON job.id = admitted.id
-    WHERE job.id = ANY (ARRAY(SELECT id FROM admitted)) AND (job.state = 'queued') IS TRUE
-    ORDER BY admitted.queue_rank, admitted.priority DESC, admitted.round,
-             admitted.run_at, admitted.id
+    FROM (SELECT * FROM admitted
+          ORDER BY queue_rank, priority DESC, round, run_at, id) AS admitted
+    CROSS JOIN LATERAL (
+        SELECT id FROM jobs AS job
+        WHERE job.id = admitted.id AND (job.state = 'queued') IS TRUE
+        FOR UPDATE SKIP LOCKED
+    ) AS job
     LIMIT $2
-    FOR UPDATE OF job SKIP LOCKED
 ),
 claimed AS (
     -- The ids as an array too, so that the jobs are found by primary key: joined to
