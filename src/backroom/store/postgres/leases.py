@@ -67,7 +67,7 @@ candidates AS (
           AND (lane IS NULL OR lane <> ALL (ARRAY(SELECT name FROM lane_room WHERE room = 0)))
           AND (lane IS NULL OR lane <> ALL (ARRAY({PAUSED_LANES})))
         ORDER BY priority DESC, run_at, id
-        LIMIT $2 * 4
+        LIMIT (SELECT $2 * 4)
     ) AS job
 ),
 admitted AS (
@@ -84,8 +84,7 @@ admitted AS (
 ),
 picked AS (
     -- Lock in claim order, passing over jobs another claim holds (or just took), one
-    -- candidate at a time by key, and stop at `limit`: the candidates past the ones
-    -- taken are never read again (joined and sorted whole, all four times `limit` were).
+    -- candidate at a time by key, up to `limit`: the rest are never read again.
     SELECT job.id, admitted.queue_rank, admitted.round
     FROM (SELECT * FROM admitted
           ORDER BY queue_rank, priority DESC, round, run_at, id) AS admitted
@@ -94,7 +93,7 @@ picked AS (
         WHERE job.id = admitted.id AND (job.state = 'queued') IS TRUE
         FOR UPDATE SKIP LOCKED
     ) AS job
-    LIMIT $2
+    LIMIT (SELECT $2)
 ),
 claimed AS (
     -- The ids as an array too, so that the jobs are found by primary key: joined to
@@ -120,6 +119,10 @@ SELECT * FROM claimed ORDER BY queue_rank, priority DESC, round, run_at, id
 """
 """$1 now, $2 limit, $3 lease expiry, $4 worker id, $5 reason, $6 the worker's tasks
 (NULL: any task); `{queue_order}` is `LISTED_QUEUES` (naming $7) or `EVERY_QUEUE`.
+
+The limits are subqueries (`LIMIT (SELECT $2)`), not estimated from the call's value,
+so a connection keeps one plan after five calls: with the value estimated, a small claim
+looked cheaper planned for itself and was planned at each call (1-2 ms, more than it ran).
 
 A job of a task the worker lacks stays queued for a worker that has it; each tenant's
 candidates are read past such jobs, so a backlog of them slows the claim a little.
