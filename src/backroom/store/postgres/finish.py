@@ -17,7 +17,7 @@ The sweep skips rows another transaction holds and never waits.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from backroom.core import transitions
@@ -151,36 +151,34 @@ def _transition_row(transition: Transition) -> tuple[Any, ...]:
     )
 
 
-def _finish_rows(
-    outcomes: dict[tuple[int, int], Outcome], now: int
-) -> list[tuple[int | None, int | None, RunningFacts | None, Transition]]:
-    """Each (job id, token) with each case of its outcome's transition. The attempts that
-    succeeded without a result all end alike: their transition is made once."""
-    plain: list[tuple[RunningFacts | None, Transition]] | None = None
-    rows: list[tuple[int | None, int | None, RunningFacts | None, Transition]] = []
-    for (job_id, token), outcome in outcomes.items():
-        if type(outcome) is Succeeded and outcome.result is None:
-            cases = plain = plain or transitions.finish_cases(outcome, now)
-        else:
-            cases = transitions.finish_cases(outcome, now)
-        rows.extend((job_id, token, facts, transition) for facts, transition in cases)
-    return rows
+_DONE = Succeeded(None)
+"""A success with no result: the one computed for every success of a batch."""
+
+_Case = tuple[RunningFacts | None, tuple[Any, ...]]
+"""A case of `RunningFacts` (None: any) and the `_transition_row` of its transition."""
 
 
 def _columns(
     rows: Sequence[tuple[int | None, int | None, RunningFacts | None, Transition]],
 ) -> list[list[Any]]:
     """Parallel arrays for the finish or `EXPIRE_LEASES`, from $3 to $20."""
+    return _arrays(
+        (job_id, token, facts, _transition_row(transition))
+        for job_id, token, facts, transition in rows
+    )
+
+
+def _arrays(
+    rows: Iterable[tuple[int | None, int | None, RunningFacts | None, Any]],
+) -> list[list[Any]]:
+    """`_columns` of rows whose transitions are already `_transition_row`s."""
     job_ids, tokens, spent, cancel_requested, values = [], [], [], [], []
-    last: tuple[Transition | None, tuple[Any, ...]] = (None, ())
-    for job_id, token, facts, transition in rows:
+    for job_id, token, facts, row in rows:
         job_ids.append(job_id)
         tokens.append(token)
         spent.append(None if facts is None else facts.spent)
         cancel_requested.append(None if facts is None else facts.cancel_requested)
-        if last[0] is not transition:  # a transition shared by the rows before: its columns too
-            last = (transition, _transition_row(transition))
-        values.append(last[1])
+        values.append(row)
     return [
         job_ids,
         tokens,
@@ -188,6 +186,24 @@ def _columns(
         spent,
         cancel_requested,
     ]
+
+
+def _cases(outcome: Outcome, now: int, known: dict[Outcome, list[_Case]]) -> list[_Case]:
+    """The cases of `outcome`'s transition at `now`, worked out once for equal outcomes
+    in `known` (a batch's successes: once for all of them, each with its own result)."""
+    if isinstance(outcome, Succeeded) and outcome.result is not None:
+        # A success's transition differs from another's by its result alone (column 1).
+        result = dump_nullable_json(outcome.result)
+        return [(facts, (row[0], result, *row[2:])) for facts, row in _cases(_DONE, now, known)]
+    try:
+        return known[outcome]
+    except KeyError:
+        pass
+    except TypeError:  # its result holds a dict or a list: worked out for it alone
+        return [(f, _transition_row(t)) for f, t in transitions.finish_cases(outcome, now)]
+    cases = [(f, _transition_row(t)) for f, t in transitions.finish_cases(outcome, now)]
+    known[outcome] = cases
+    return cases
 
 
 async def finish(
@@ -208,11 +224,16 @@ async def finish(
         first_outcomes.setdefault((lease.job_id, lease.token), outcome)
     if not first_outcomes:
         return []
-    rows = _finish_rows(first_outcomes, now)
+    known: dict[Outcome, list[_Case]] = {}
+    rows = [
+        (job_id, token, facts, row)
+        for (job_id, token), outcome in first_outcomes.items()
+        for facts, row in _cases(outcome, now, known)
+    ]
     done = {
         (row["id"], row["lease_token"])
         for row in await connection.fetch(
-            FINISH_HINTED if hinted else FINISH_NOTIFYING, now, channel, *_columns(rows)
+            FINISH_HINTED if hinted else FINISH_NOTIFYING, now, channel, *_arrays(rows)
         )
     }
     flags = []
