@@ -1,18 +1,14 @@
 -- Room on each page for a row's next versions (issue 13): the SQLite migration of the
 -- same number (migrations/sqlite/019_row_room.sql) has nothing to do.
 --
--- A job row is rewritten at its claim and at its finish, and never in place: `state`
--- is in partial indexes' predicates, so no update is HOT. When the new version does not
--- fit on the old one's page, PostgreSQL first marks the old one locked in a WAL record
--- of its own, then logs the whole new version on another page; on the same page it logs
--- one record, compressed against the old version. Packed full, every update left its
--- page: 3.8 lock records a job where the claim's and the finish's row locks are 2.
--- Half full, 2.1-2.2 (the claim's old version is pruned by the time the finish runs),
--- ~150 B less WAL a job (bench.postgres_processing, 10,000 no-op jobs; 40% full: 2.0,
--- 70%: 3.0). The price: finished jobs kept until retention take twice the pages, which
--- a full count (the dashboard's grouped counts) reads. It holds for rows inserted from
--- now on; no table is rewritten, and `ALTER TABLE jobs SET (fillfactor = 100)` undoes it.
-ALTER TABLE jobs SET (fillfactor = 50);
+-- `jobs` stays packed. Its rows are rewritten at the claim and at the finish, never in
+-- place (`state` is in partial indexes' predicates, so no update is HOT), and a new
+-- version that leaves its page costs a lock record and the whole row in the WAL: at
+-- fillfactor 50, 2.1 lock records a job instead of 3.8 and ~150 B less WAL a job, with
+-- no measurable change in jobs/s (bench.postgres_processing, 10,000 no-op jobs). The
+-- price was twice the pages for every finished job kept until retention, read by each
+-- full count (the dashboard's and /metrics' grouped counts 10-40% slower): not paid.
+-- docs/operations.md says how an operator trades the other way.
 
 -- An attempt row is written at the claim and ended at the finish. Its key columns do not
 -- change, so the end is a HOT update when the page has room for the new version: at 70%
