@@ -6,7 +6,7 @@ from contract_support import LEASE_MS, T0, WORKER, submit
 
 from backroom.core.job import JobState
 from backroom.store.protocol import Store
-from backroom.store.records import TaskBacklog
+from backroom.store.records import PauseKind, TaskBacklog
 
 
 async def test_a_claim_takes_only_the_named_tasks_in_claim_order(store: Store) -> None:
@@ -52,6 +52,27 @@ async def test_next_wakeup_sees_only_the_named_tasks(store: Store) -> None:
     assert await store.next_wakeup([]) == T0 + 10
     (running,) = await store.claim([], 1, WORKER, LEASE_MS, T0 + 600, tasks=["mine"])
     assert await store.next_wakeup([], tasks=["mine"]) == running.lease_expires_at
+
+
+async def test_next_wakeup_is_the_earliest_of_each_queue_task_and_open_lane(store: Store) -> None:
+    # The stores read the earliest job of each (queue, task, lane): each one counts.
+    await submit(store, queue="one", task="a", run_at=T0 + 400)
+    await submit(store, queue="one", task="a", lane="p/x", run_at=T0 + 300)
+    await submit(store, queue="one", task="b", lane="p/y", run_at=T0 + 200)
+    await submit(store, queue="one", task="b", lane="p/z", run_at=T0 + 250)
+    await submit(store, queue="two", task="c", run_at=T0 + 100)
+
+    assert await store.next_wakeup([]) == T0 + 100
+    assert await store.next_wakeup(["one"]) == T0 + 200
+    assert await store.next_wakeup(["one", "two"], tasks=["a", "b"]) == T0 + 200
+    assert await store.next_wakeup([], tasks=["a"]) == T0 + 300
+    await store.pause(PauseKind.LANE, "p/x", T0)
+    await store.pause(PauseKind.LANE, "p/y", T0)
+    assert await store.next_wakeup([], tasks=["a"]) == T0 + 400
+    assert await store.next_wakeup(["one"]) == T0 + 250
+    await store.pause(PauseKind.QUEUE, "two", T0)
+    assert await store.next_wakeup(["two"]) is None
+    assert await store.next_wakeup([], tasks=["c", "b"]) == T0 + 250
 
 
 async def test_queued_jobs_are_counted_by_task_with_the_oldest_due_age(store: Store) -> None:

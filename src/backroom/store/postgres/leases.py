@@ -274,13 +274,10 @@ class PostgresLeases(PostgresPart):
         self, queues: Sequence[str], tasks: Collection[str] | None = None
     ) -> int | None:
         """The earliest queued due time or running lease expiry in `queues` of `tasks`."""
-        condition, arguments = queries.queue_filter(queues, parameter=1)
-        if tasks is not None:
-            condition += f" AND task = ANY(${len(arguments) + 1}::text[])"
-            arguments.append(sorted(tasks))
+        wanted = None if tasks is None else sorted(tasks)
         async with self._database.connection() as connection:
             wakeup: int | None = await connection.fetchval(
-                queries.NEXT_WAKEUP.format(queue_filter=condition), *arguments
+                queries.NEXT_WAKEUP, list(queues) or None, wanted
             )
         return wakeup
 

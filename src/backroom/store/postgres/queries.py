@@ -3,9 +3,6 @@ the part that reads a job's history."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
 from backroom.core.job import Attempt, JobEvent
 from backroom.store.postgres.lanes import LANE_USE
 from backroom.store.postgres.part import PostgresPart
@@ -122,37 +119,77 @@ FROM jobs WHERE state = 'queued' GROUP BY task ORDER BY task
 first due time of one waiting for its lane or budget)."""
 
 NEXT_WAKEUP = f"""
-WITH {LANE_USE},
+WITH RECURSIVE {QUEUES_WITH_WORK},
+{LANE_USE},
 full_lanes (name) AS (
     SELECT name FROM lane_states LEFT JOIN lane_use ON lane_use.lane = name
     WHERE max_concurrency <= COALESCE(in_flight, 0)
+),
+open_queues (queue) AS (
+    SELECT queue FROM unnest($1::text[]) AS listed (queue)
+    WHERE queue <> ALL (ARRAY({PAUSED_QUEUES}))
+    UNION ALL
+    SELECT queue FROM queues
+    WHERE $1::text[] IS NULL AND queue IS NOT NULL AND queue <> ALL (ARRAY({PAUSED_QUEUES}))
+),
+tasks (queue, task) AS (
+    -- Any task: each queue's tasks with queued jobs, one seek each in `jobs_wakeup`.
+    SELECT queue, (SELECT task FROM jobs WHERE state = 'queued' AND queue = open_queues.queue
+                   ORDER BY task LIMIT 1)
+    FROM open_queues WHERE $2::text[] IS NULL
+    UNION ALL
+    SELECT queue, (SELECT task FROM jobs
+                   WHERE state = 'queued' AND queue = tasks.queue AND task > tasks.task
+                   ORDER BY task LIMIT 1)
+    FROM tasks WHERE task IS NOT NULL
+),
+pairs (queue, task) AS (
+    SELECT queue, task FROM tasks WHERE task IS NOT NULL
+    UNION ALL
+    SELECT queue, task FROM open_queues CROSS JOIN unnest($2::text[]) AS wanted (task)
+),
+lanes (queue, task, lane) AS (
+    -- Each (queue, task)'s lanes with queued jobs, one seek each.
+    SELECT queue, task, (SELECT lane FROM jobs
+                         WHERE state = 'queued' AND queue = pairs.queue AND task = pairs.task
+                           AND lane IS NOT NULL
+                         ORDER BY lane LIMIT 1)
+    FROM pairs
+    UNION ALL
+    SELECT queue, task, (SELECT lane FROM jobs
+                         WHERE state = 'queued' AND queue = lanes.queue AND task = lanes.task
+                           AND lane > lanes.lane
+                         ORDER BY lane LIMIT 1)
+    FROM lanes WHERE lane IS NOT NULL
 )
 SELECT LEAST(
-    (SELECT min(GREATEST(job.run_at, lane_state.paused_until))
-     FROM jobs AS job LEFT JOIN lane_states AS lane_state ON lane_state.name = job.lane
-     WHERE job.state = 'queued' {{queue_filter}}
-       AND job.queue <> ALL (ARRAY({PAUSED_QUEUES}))
-       AND (job.lane IS NULL OR job.lane <> ALL (ARRAY({PAUSED_LANES})))
-       AND (job.lane IS NULL OR job.lane <> ALL (ARRAY(SELECT name FROM full_lanes)))),
-    (SELECT min(lease_expires_at) FROM jobs WHERE state = 'running' {{queue_filter}})
+    (SELECT min((SELECT run_at FROM jobs
+                 WHERE state = 'queued' AND queue = pairs.queue AND task = pairs.task
+                   AND lane IS NULL
+                 ORDER BY lane, run_at LIMIT 1))
+     FROM pairs),
+    (SELECT min(GREATEST((SELECT run_at FROM jobs
+                          WHERE state = 'queued' AND queue = lanes.queue
+                            AND task = lanes.task AND lane = lanes.lane
+                          ORDER BY run_at LIMIT 1),
+                         lane_state.paused_until))
+     FROM lanes LEFT JOIN lane_states AS lane_state ON lane_state.name = lanes.lane
+     WHERE lanes.lane <> ALL (ARRAY({PAUSED_LANES}))
+       AND lanes.lane <> ALL (ARRAY(SELECT name FROM full_lanes))),
+    (SELECT min(lease_expires_at) FROM jobs
+     WHERE state = 'running' AND ($1::text[] IS NULL OR queue = ANY ($1::text[]))
+       AND ($2::text[] IS NULL OR task = ANY ($2::text[])))
 )
 """
-"""`{queue_filter}` may name $1 (see `queue_filter`).
+"""$1 queues (NULL: every queue), $2 tasks (NULL: any task): the earliest queued due
+time or running lease expiry.
 
 A job of a lane paused by a 429 is due when both it and the pause are; a job of a lane
 with no free slot, or of a queue or lane a person paused, has no time of its own: the
-settle that frees a slot, or the resume, notifies.
+settle that frees a slot, or the resume, notifies. Queued jobs are read one seek per
+(queue, task, lane) in `jobs_wakeup` (migration 020): the earliest of each, never the
+whole backlog, however many jobs of other tasks or of closed lanes it holds.
 """
-
-
-def queue_filter(queues: Sequence[str], parameter: int) -> tuple[str, list[Any]]:
-    """An `AND queue ...` condition on parameter `$parameter`, and that parameter.
-
-    No queues means every queue (no condition).
-    """
-    if not queues:
-        return "", []
-    return f"AND queue = ANY(${parameter}::text[])", [list(queues)]
 
 
 class PostgresEvents(PostgresPart):

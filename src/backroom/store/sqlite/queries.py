@@ -56,11 +56,6 @@ ORDER BY queue
 """
 
 
-def queue_condition(queues: Sequence[str]) -> str:
-    """`AND queue IN (?, ...)` with one placeholder per queue; nothing (all queues) if empty."""
-    return f"AND queue IN ({', '.join('?' * len(queues))})" if queues else ""
-
-
 def get_job(connection: sqlite3.Connection, job_id: int, tenant: str | None) -> Job | None:
     """The job with `job_id`, unless it belongs to a tenant other than `tenant`."""
     row = connection.execute(
@@ -150,6 +145,73 @@ def queued_by_task(connection: sqlite3.Connection, now: int) -> list[TaskBacklog
     return [task_backlog_from_row(row, now) for row in rows]
 
 
+_EVERY_QUEUE = """queues (queue) AS (
+    SELECT (SELECT queue FROM jobs WHERE state = 'queued' ORDER BY queue LIMIT 1)
+    UNION ALL
+    SELECT (SELECT queue FROM jobs WHERE state = 'queued' AND queue > queues.queue
+            ORDER BY queue LIMIT 1)
+    FROM queues WHERE queue IS NOT NULL
+)"""
+"""Every queue with queued jobs: one seek each in `jobs_wakeup`; its last row is NULL."""
+
+_EVERY_TASK = """pairs (queue, task) AS (
+    SELECT queue, (SELECT task FROM jobs WHERE state = 'queued' AND queue = open_queues.queue
+                   ORDER BY task LIMIT 1)
+    FROM open_queues
+    UNION ALL
+    SELECT queue, (SELECT task FROM jobs
+                   WHERE state = 'queued' AND queue = pairs.queue AND task > pairs.task
+                   ORDER BY task LIMIT 1)
+    FROM pairs WHERE task IS NOT NULL
+)"""
+"""Each open queue's tasks with queued jobs: one seek each; a NULL row ends each queue."""
+
+_NEXT_WAKEUP = f"""
+WITH RECURSIVE {LANE_USE},
+full_lanes (name) AS (
+    SELECT name FROM lane_states LEFT JOIN lane_use ON lane_use.lane = name
+    WHERE max_concurrency <= COALESCE(in_flight, 0)
+),
+{{queues}},
+open_queues (queue) AS (
+    SELECT queue FROM queues AS job WHERE queue IS NOT NULL AND {UNPAUSED_QUEUE}
+),
+{{pairs}},
+lanes (queue, task, lane) AS (
+    -- Each (queue, task)'s lanes with queued jobs, one seek each; NULL ends each.
+    SELECT queue, task, (SELECT lane FROM jobs
+                         WHERE state = 'queued' AND queue = pairs.queue AND task = pairs.task
+                           AND lane IS NOT NULL ORDER BY lane LIMIT 1)
+    FROM pairs WHERE task IS NOT NULL
+    UNION ALL
+    SELECT queue, task, (SELECT lane FROM jobs
+                         WHERE state = 'queued' AND queue = lanes.queue AND task = lanes.task
+                           AND lane > lanes.lane ORDER BY lane LIMIT 1)
+    FROM lanes WHERE lane IS NOT NULL
+)
+SELECT MIN(at) FROM (
+    SELECT (SELECT run_at FROM jobs
+            WHERE state = 'queued' AND queue = pairs.queue AND task = pairs.task
+              AND lane IS NULL ORDER BY run_at LIMIT 1) AS at
+    FROM pairs WHERE task IS NOT NULL
+    UNION ALL
+    SELECT MAX((SELECT run_at FROM jobs
+                WHERE state = 'queued' AND queue = job.queue AND task = job.task
+                  AND lane = job.lane ORDER BY run_at LIMIT 1),
+               COALESCE(lane_state.paused_until, 0))
+    FROM lanes AS job LEFT JOIN lane_states AS lane_state ON lane_state.name = job.lane
+    WHERE job.lane IS NOT NULL AND {UNPAUSED_LANE}
+      AND job.lane NOT IN (SELECT name FROM full_lanes)
+    UNION ALL
+    SELECT MIN(lease_expires_at) FROM jobs
+    WHERE state = 'running'
+      AND (:queues IS NULL OR queue IN (SELECT value FROM json_each(:queues)))
+      AND (:tasks IS NULL OR task IN (SELECT value FROM json_each(:tasks)))
+)
+"""
+"""`{{queues}}` and `{{pairs}}`: the listed queues and tasks, or every one with queued jobs."""
+
+
 def next_wakeup(
     connection: sqlite3.Connection, queues: Sequence[str], tasks: Sequence[str] | None = None
 ) -> int | None:
@@ -159,30 +221,24 @@ def next_wakeup(
     A job of a lane paused by a 429 is due when both it and the pause are; a job of a
     lane with no free slot, or of a queue or lane a person paused, has no time of its
     own: the call that frees a slot, or resumes, says so (see `Store.on_new_work`), and
-    a running job's lease expiry is counted anyway.
+    a running job's lease expiry is counted anyway. Queued jobs are read one seek per
+    (queue, task, lane) in `jobs_wakeup` (migration 020), never the whole backlog.
     """
-    queue_filter = queue_condition(queues)
-    if tasks is not None:
-        queue_filter += f" AND task IN ({', '.join('?' * len(tasks))})"
-    parameters = (*queues, *(tasks or ()))
-    (wakeup,) = connection.execute(
-        f"""
-        WITH {LANE_USE},
-        full_lanes (name) AS (
-            SELECT name FROM lane_states LEFT JOIN lane_use ON lane_use.lane = name
-            WHERE max_concurrency <= COALESCE(in_flight, 0)
-        )
-        SELECT MIN(at) FROM (
-            SELECT MIN(MAX(job.run_at, COALESCE(lane_state.paused_until, 0))) AS at
-            FROM jobs AS job LEFT JOIN lane_states AS lane_state ON lane_state.name = job.lane
-            WHERE job.state = 'queued' {queue_filter} AND {UNPAUSED_QUEUE} AND {UNPAUSED_LANE}
-              AND (job.lane IS NULL OR job.lane NOT IN (SELECT name FROM full_lanes))
-            UNION ALL
-            SELECT MIN(lease_expires_at) FROM jobs WHERE state = 'running' {queue_filter}
-        )
-        """,
-        (*parameters, *parameters),
-    ).fetchone()
+    statement = _NEXT_WAKEUP.format(
+        queues=(
+            "queues (queue) AS (SELECT value FROM json_each(:queues))" if queues else _EVERY_QUEUE
+        ),
+        pairs=(
+            _EVERY_TASK
+            if tasks is None
+            else "pairs (queue, task) AS (SELECT queue, value FROM open_queues, json_each(:tasks))"
+        ),
+    )
+    parameters = {
+        "queues": dump_json(list(queues)) if queues else None,
+        "tasks": None if tasks is None else dump_json(list(tasks)),
+    }
+    (wakeup,) = connection.execute(statement, parameters).fetchone()
     return None if wakeup is None else int(wakeup)
 
 
