@@ -81,7 +81,7 @@ def serve_command(
     # Imported here: the web stack would slow every other command's start (a `backroom
     # worker` process starts in half the time without it).
     from backroom.api import ApiSettings  # noqa: PLC0415
-    from backroom.api.processes import run_processes  # noqa: PLC0415
+    from backroom.api.processes import run_processes, shared_listener  # noqa: PLC0415
     from backroom.api.server import ServeConfig, listen, serve  # noqa: PLC0415
 
     configure_telemetry(log_level, log_json)
@@ -109,11 +109,12 @@ def serve_command(
     if processes == 1:
         asyncio.run(serve(app, api_settings, config, emit=_print_now))
         return
-    listener = listen(config)
+    listener = shared_listener(listen(config), processes)
 
     def child(index: int) -> None:
         # The first process creates the first key and prints the welcome, once.
         welcome = index == 0
+        listener.serve_as(index)
         asyncio.run(
             serve(app, api_settings, config, _print_now, listener=listener, welcome=welcome)
         )
