@@ -25,6 +25,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from backroom.core.errors import ConfigError, StoreError, StoreUnavailable
+from backroom.store.sqlite.write_lock import WriteTurn
 
 T = TypeVar("T")
 
@@ -103,6 +104,7 @@ class SqliteDatabase:
         # Set when a write found the database full; `check_writable` clears it.
         self._full = False
         self._commit_callbacks: list[Callable[[], None]] = []
+        self._write_turn = None if path == ":memory:" else WriteTurn(path)
 
     def on_commit(self, callback: Callable[[], None]) -> None:
         """Call `callback` on the event loop after each write transaction that committed
@@ -176,6 +178,12 @@ class SqliteDatabase:
         return await loop.run_in_executor(self._executor, call)
 
     def _transaction(self, begin: str | None, work: Work[T]) -> T:
+        if begin is None or self._write_turn is None:
+            return self._attempts(begin, work)
+        with self._write_turn.held():
+            return self._attempts(begin, work)
+
+    def _attempts(self, begin: str | None, work: Work[T]) -> T:
         busy_attempts_left = _BUSY_ATTEMPTS
         while True:
             try:
@@ -238,6 +246,8 @@ class SqliteDatabase:
         if self._connection is not None:
             self._connection.close()
             self._connection = None
+        if self._write_turn is not None:
+            self._write_turn.close()
 
 
 def _run_group(group: list[_Write], connection: sqlite3.Connection) -> tuple[list[_Done], bool]:
