@@ -35,6 +35,9 @@ class WriteTurn:
         self._path = path + LOCK_SUFFIX
         self._descriptor: int | None = None
         self._usable = True
+        # A descriptor inherited through fork shares its lock with the parent's: a
+        # process opens its own.
+        self._opened_by = 0
 
     @contextlib.contextmanager
     def held(self) -> Iterator[None]:
@@ -56,10 +59,13 @@ class WriteTurn:
             self._descriptor = None
 
     def _open(self) -> int | None:
+        if self._descriptor is not None and self._opened_by != os.getpid():
+            self._descriptor = None  # the parent's: left open for it
         if self._descriptor is None and self._usable:
             try:
                 # Read-only suffices for flock: a file another user made is usable too.
                 self._descriptor = os.open(self._path, os.O_RDONLY | os.O_CREAT, 0o644)
+                self._opened_by = os.getpid()
             except OSError as error:
                 log.warning(
                     "writing without %s (SQLite's busy wait instead): %s", self._path, error
