@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import contextlib
+from collections.abc import AsyncIterator, Sequence
 
 import pytest
 
@@ -86,3 +87,26 @@ async def test_a_caller_that_stops_waiting_does_not_cut_the_write_short() -> Non
     with pytest.raises(asyncio.CancelledError):
         await leaving
     assert recorder.groups == [[1, 2]]
+
+
+async def test_a_group_is_closed_once_its_turn_has_come() -> None:
+    recorder = Recorder()
+    turn_free = asyncio.Event()
+    turns: list[str] = []
+
+    @contextlib.asynccontextmanager
+    async def turn() -> AsyncIterator[None]:
+        await turn_free.wait()  # another process is writing
+        turns.append("taken")
+        yield
+        turns.append("given back")
+
+    writer = GroupWriter(recorder.write_many, turn=turn)
+    first = writer.add(1)
+    await asyncio.sleep(0)  # the writer starts and waits for the turn
+    later = writer.add(2)  # arrives while it waits: joins the same group
+    turn_free.set()
+
+    assert await asyncio.gather(first, later) == [2, 4]
+    assert recorder.groups == [[1, 2]]
+    assert turns == ["taken", "given back"]

@@ -9,7 +9,8 @@ trips on PostgreSQL) whether it carries one item or a hundred. The first item st
 write on the event loop's next turn, so items handed in meanwhile join it; what
 arrives while it is under way goes in the next. At most `parallel` writes are in
 flight at once (a store with one writer wants 1; a pool of connections more). One
-caller alone waits for nothing: its group is itself.
+caller alone waits for nothing: its group is itself. With a `turn` (SQLite's write
+turn between processes), a group is closed only once the turn is this process's.
 
 A caller that stops waiting (its request or attempt cancelled) does not cut its group's
 write short: the write goes on and the others get their answers.
@@ -18,11 +19,17 @@ write short: the write goes on and the others get their answers.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Generic, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+Turn = Callable[[], AbstractAsyncContextManager[object]]
+"""What a group waits for before it is closed, held while it is written: a store whose
+writers take turns passes its turn, so what arrives while another writes joins."""
 
 WriteMany = Callable[[list[T]], Awaitable[Sequence[R | Exception]]]
 """Write a group, in order: each item's answer, or the error it alone earned. Raising
@@ -32,9 +39,12 @@ answers every item of the group with that error."""
 class GroupWriter(Generic[T, R]):
     """Items handed in concurrently, written a group at a time (see the module)."""
 
-    def __init__(self, write_many: WriteMany[T, R], parallel: int = 1) -> None:
+    def __init__(
+        self, write_many: WriteMany[T, R], parallel: int = 1, turn: Turn | None = None
+    ) -> None:
         self._write_many = write_many
         self._parallel = parallel
+        self._turn = turn or contextlib.nullcontext
         self._pending: list[tuple[T, asyncio.Future[R]]] = []
         self._writing = 0
         # The running writers, held so that none is garbage-collected mid-flight.
@@ -59,9 +69,10 @@ class GroupWriter(Generic[T, R]):
         group: list[tuple[T, asyncio.Future[R]]] = []
         try:
             while self._pending:
-                group, self._pending = self._pending, []
-                self.groups += 1
-                await self._write(group)
+                async with self._turn():
+                    group, self._pending = self._pending, []
+                    self.groups += 1
+                    await self._write(group)
                 group = []
         finally:
             self._writing -= 1

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from backroom.core.errors import IdempotencyConflict, QueueFull
 from backroom.core.job import NewJob, SubmitResult
-from backroom.store.group_writes import GroupWriter
+from backroom.store.group_writes import GroupWriter, Turn
 
 StoreGroup = Callable[[Sequence[NewJob], int], Awaitable[Sequence[SubmitResult | Exception]]]
 """Store several jobs, in order: all or none (raising what one of them earned), or
@@ -40,10 +40,18 @@ Submitted = tuple[NewJob, int]
 class SubmitGroups:
     """Single submissions, stored a group at a time (see the module)."""
 
-    def __init__(self, store_group: StoreGroup, store_one: StoreOne, parallel: int = 1) -> None:
+    def __init__(
+        self,
+        store_group: StoreGroup,
+        store_one: StoreOne,
+        parallel: int = 1,
+        turn: Turn | None = None,
+    ) -> None:
         self._store_group = store_group
         self._store_one = store_one
-        self._writer: GroupWriter[Submitted, SubmitResult] = GroupWriter(self._store_many, parallel)
+        self._writer: GroupWriter[Submitted, SubmitResult] = GroupWriter(
+            self._store_many, parallel, turn
+        )
 
     async def submit(self, new: NewJob, now: int) -> SubmitResult:
         """Store `new` with whatever else is waiting; its own result or error."""

@@ -17,8 +17,9 @@ many API requests' submissions, cost one fsync instead of one each.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
@@ -177,11 +178,29 @@ class SqliteDatabase:
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._executor, call)
 
+    @contextlib.asynccontextmanager
+    async def write_turn(self) -> AsyncIterator[None]:
+        """Wait until this process may write (see `sqlite.write_lock`), then run the
+        block: its first write transaction uses the turn and gives it up."""
+        turn = self._write_turn
+        if turn is None:
+            yield
+            return
+        await self._hop(turn.take)
+        try:
+            yield
+        finally:
+            if turn.holding:  # no write used it
+                await self._hop(turn.give_back)
+
     def _transaction(self, begin: str | None, work: Work[T]) -> T:
         if begin is None or self._write_turn is None:
             return self._attempts(begin, work)
-        with self._write_turn.held():
+        self._write_turn.take()
+        try:
             return self._attempts(begin, work)
+        finally:
+            self._write_turn.give_back()
 
     def _attempts(self, begin: str | None, work: Work[T]) -> T:
         busy_attempts_left = _BUSY_ATTEMPTS

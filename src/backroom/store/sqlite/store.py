@@ -84,7 +84,9 @@ class SqliteStore(
         self._commit_watch = None if path == _MEMORY else CommitWatch(path)
         self._wake_sockets = None if path == _MEMORY else WakeSockets(path)
         self._new_work.add(self._tell_other_processes)
-        self._submit_groups = SubmitGroups(self.submit_many, self._submit_alone)
+        self._submit_groups = SubmitGroups(
+            self.submit_many, self._submit_alone, turn=self._database.write_turn
+        )
 
     @classmethod
     def from_url(cls, url: str) -> SqliteStore:

@@ -9,7 +9,10 @@ asleep in `BEGIN IMMEDIATE` and the two together stored fewer jobs than one alon
 
 `WriteTurn` makes the writers of this machine queue in the kernel instead: before its
 `BEGIN IMMEDIATE` a writer takes an exclusive `flock` on `<database>-lock`, and gives
-it up after its commit; the next one waiting is woken as it does. SQLite's own locking
+it up after its commit; the next one waiting is woken as it does. A group of
+submissions waits for the turn before it is closed (`SqliteDatabase.write_turn`), so
+what arrives while the other process commits goes in this process's next commit
+rather than the one after. SQLite's own locking
 is unchanged and still decides what is safe (a writer that does not take this lock,
 an older version say, is waited for as before); when the lock file cannot be opened
 (a read-only folder), writers go without it.
@@ -17,11 +20,9 @@ an older version say, is waited for as before); when the lock file cannot be ope
 
 from __future__ import annotations
 
-import contextlib
 import fcntl
 import logging
 import os
-from collections.abc import Iterator
 
 log = logging.getLogger("backroom.store.sqlite")
 
@@ -38,19 +39,21 @@ class WriteTurn:
         # A descriptor inherited through fork shares its lock with the parent's: a
         # process opens its own.
         self._opened_by = 0
+        self.holding = False
+        """Whether this process holds the lock (read and changed on the database thread)."""
 
-    @contextlib.contextmanager
-    def held(self) -> Iterator[None]:
-        """Hold the lock (waiting for it, blocking this thread) for the block's length."""
+    def take(self) -> None:
+        """Wait for the lock (blocking this thread) unless this process holds it."""
         descriptor = self._open()
-        if descriptor is None:
-            yield
-            return
-        fcntl.flock(descriptor, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(descriptor, fcntl.LOCK_UN)
+        if descriptor is not None and not self.holding:
+            fcntl.flock(descriptor, fcntl.LOCK_EX)
+            self.holding = True
+
+    def give_back(self) -> None:
+        """Give the lock up, if held."""
+        if self._descriptor is not None and self.holding:
+            fcntl.flock(self._descriptor, fcntl.LOCK_UN)
+        self.holding = False
 
     def close(self) -> None:
         """Close the lock file (the file stays, for the other processes)."""
@@ -61,6 +64,7 @@ class WriteTurn:
     def _open(self) -> int | None:
         if self._descriptor is not None and self._opened_by != os.getpid():
             self._descriptor = None  # the parent's: left open for it
+            self.holding = False
         if self._descriptor is None and self._usable:
             try:
                 # Read-only suffices for flock: a file another user made is usable too.
