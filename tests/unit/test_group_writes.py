@@ -107,6 +107,6 @@ async def test_a_group_is_closed_once_its_turn_has_come() -> None:
     later = writer.add(2)  # arrives while it waits: joins the same group
     turn_free.set()
 
-    assert await asyncio.gather(first, later) == [2, 4]
+    assert list(await asyncio.gather(first, later)) == [2, 4]
     assert recorder.groups == [[1, 2]]
     assert turns == ["taken", "given back"]
