@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 from importlib.metadata import version
 from pathlib import Path
@@ -121,6 +122,10 @@ def worker(
             log_start("worker", app, config)
             if metrics_port is not None:
                 serve_process_metrics(app, metrics_host, metrics_port)
+            # What start-up made (modules, classes, the app) lives as long as the process:
+            # out of the collector's sight, its oldest generation's passes no longer walk
+            # it (3-4 us a job of no-op jobs went to them).
+            gc.freeze()
             await webhooks.alongside(running.run())
 
     asyncio.run(run())

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import random
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from backroom.clock import Clock
 from backroom.context import JobContext
@@ -84,6 +84,8 @@ class AttemptRunner:
             unknown = Retryable(f"no task named {job.task!r} is registered in this worker")
             return self._failure(job, unknown, None)
         try:
+            if task.lane_request is None:  # no lane gate to pass
+                return await self._handled(job, task)
             return await self._admitted_run(job, task)
         except asyncio.CancelledError:
             reason = stop_reason()
@@ -131,11 +133,12 @@ class AttemptRunner:
         async with asyncio.timeout(timeout):
             return await self._call(task, job)
 
-    async def _call(self, task: Task, job: Job) -> object:
+    def _call(self, task: Task, job: Job) -> Awaitable[object]:
+        """The handler's run: its coroutine, or a sync handler's in a thread."""
         ctx = JobContext(job, self._store, self._clock)
         if task.is_async:
-            return await task.handler(ctx, job.input)
-        return await asyncio.to_thread(task.handler, ctx, job.input)
+            return task.handler(ctx, job.input)
+        return asyncio.to_thread(task.handler, ctx, job.input)
 
     def _failure(self, job: Job, error: Exception, task: Task | None) -> Outcome:
         policy = task.retry if task is not None and task.retry is not None else self._retry
