@@ -158,16 +158,7 @@ class SpendLedger:
                 input_tokens=prompt_tokens_bound(call.request),
                 output_tokens=text_bytes(result.output_text),
             )
-        charged = attempt_usage(
-            call.job,
-            call.job_input,
-            call.model,
-            usage,
-            now,
-            claim=call.intent.claim,
-            provider=call.intent.provider,
-        )
-        charged = replace(charged, estimated=estimated)
+        charged = replace(_usage_of(call, usage, now), estimated=estimated)
         await self._settle(call.intent, charged, CallState.SETTLED)
         return charged
 
@@ -181,16 +172,8 @@ class SpendLedger:
             await self._settle(call.intent, None, CallState.SETTLED)
             return
         worst = worst_case_usage(call.request, call.model.prices)
-        charged = attempt_usage(
-            call.job,
-            call.job_input,
-            call.model,
-            worst,
-            now,
-            claim=call.intent.claim,
-            provider=call.intent.provider,
-        )
-        await self._settle(call.intent, replace(charged, estimated=True), CallState.CHARGED)
+        charged = replace(_usage_of(call, worst, now), estimated=True)
+        await self._settle(call.intent, charged, CallState.CHARGED)
 
     async def created(self, call: OpenedCall, response_id: str) -> None:
         """Note the id of the call's response on its record, before waiting for it."""
@@ -273,4 +256,17 @@ def budget_refusal(
         f"{_dollars(window.limit_pico_usd)} (UTC day); this call could cost up to "
         f"{_dollars(reserved)}",
         until_next_day=opening.spent_pico_usd + reserved > window.limit_pico_usd,
+    )
+
+
+def _usage_of(call: OpenedCall, usage: Usage, now: int) -> AttemptUsage:
+    """What `call` used, priced, filed under the claim and provider that made it."""
+    return attempt_usage(
+        call.job,
+        call.job_input,
+        call.model,
+        usage,
+        now,
+        claim=call.intent.claim,
+        provider=call.intent.provider,
     )
