@@ -11,8 +11,8 @@ for: the worker would only give them back unstarted.
 
 A heartbeat walks its batch in job id order, locking each job by its primary key, so
 two batches that share jobs queue behind each other instead of deadlocking. Lease
-sweeps end attempts, so they are in `postgres.finish`; each sweep also refreshes the
-planner's statistics where autovacuum is off (`postgres.upkeep`).
+sweeps end attempts, so they are in `postgres.finish`; each sweep also starts, beside it, a
+refresh of the planner's statistics where autovacuum is off (`postgres.upkeep`).
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from backroom.core import transitions
 from backroom.core.job import Job, Lease
 from backroom.core.outcome import Outcome
 from backroom.store.postgres import finish as finish_sql
-from backroom.store.postgres import queries, upkeep
+from backroom.store.postgres import queries
 from backroom.store.postgres.database import PooledConnection
 from backroom.store.postgres.history import RECORD_TRANSITIONS_HINTED
 from backroom.store.postgres.lanes import LANE_ROOM
@@ -267,7 +267,7 @@ class PostgresLeases(PostgresPart):
             swept = await finish_sql.expire_leases(connection, now, limit, self._channel)
         if swept:
             self._feed_hint.send()
-        await upkeep.refresh_quietly(self._database)  # where autovacuum is off
+        self._statistics.start()  # where autovacuum is off; beside, not awaited
         return swept
 
     async def next_wakeup(

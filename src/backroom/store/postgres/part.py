@@ -11,6 +11,7 @@ from backroom.core.job import Lease
 from backroom.store.postgres.database import PostgresDatabase
 from backroom.store.postgres.feed_hint import FeedHint
 from backroom.store.postgres.listener import NewWorkListener, PollingOnly
+from backroom.store.postgres.upkeep import StatisticsUpkeep
 
 
 class PostgresPart:
@@ -22,6 +23,8 @@ class PostgresPart:
     _listener: NewWorkListener | PollingOnly
     _feed_hint: FeedHint
     """Wakes the feed's readers after a claim or finish that did not (see `feed_hint`)."""
+    _statistics: StatisticsUpkeep
+    """Keeps the planner's statistics where autovacuum does not (see `upkeep`)."""
 
 
 def lease_lost(lease: Lease) -> LeaseLost:

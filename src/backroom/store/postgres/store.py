@@ -30,6 +30,7 @@ from backroom.store.postgres.listener import new_work_listener
 from backroom.store.postgres.pauses import PostgresPauses
 from backroom.store.postgres.queries import PostgresEvents
 from backroom.store.postgres.tenants import PostgresTenants
+from backroom.store.postgres.upkeep import StatisticsUpkeep
 from backroom.store.postgres.usage import PostgresUsage
 from backroom.store.postgres.wake_hint import WakeHint
 from backroom.store.postgres.workers import PostgresWorkers
@@ -61,6 +62,7 @@ class PostgresStore(
         self._channel = settings.channel
         self._listener = new_work_listener(self._database.connect, settings)
         self._feed_hint = FeedHint(self._database)
+        self._statistics = StatisticsUpkeep(self._database)
         self._wake_hint = WakeHint(self._database.connect, settings.channel)
         # Groups in flight at once: the pool's connections but one, left for the rest.
         parallel = max(1, settings.max_connections - 1)
@@ -108,4 +110,5 @@ class PostgresStore(
         await self._close_feed_listener()
         await self._wake_hint.close()
         await self._feed_hint.close()
+        await self._statistics.close()
         await self._database.close()

@@ -9,10 +9,15 @@ for each of `TABLES` that autovacuum leaves alone, whether it has grown to twice
 size its statistics say, and analyzes it if so: a dozen ANALYZEs as a table grows from
 a thousand rows to a million, none while autovacuum does its work. Dead rows are not
 removed here: operators run autovacuum, or VACUUM on a schedule (docs/operations.md).
+
+The refresh runs beside the sweep, not inside it (`StatisticsUpkeep`): an ANALYZE of a
+grown table takes milliseconds, and the worker's claim loop awaits its sweep, so a
+pickup that arrived meanwhile waited for it.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 
 from backroom.core.errors import StoreError
@@ -62,3 +67,23 @@ async def refresh_quietly(database: PostgresDatabase) -> None:
         return
     if analyzed:
         log.info("analyzed %s: autovacuum is off for them", ", ".join(analyzed))
+
+
+class StatisticsUpkeep:
+    """Runs `refresh_quietly` off its caller's path, one refresh at a time."""
+
+    def __init__(self, database: PostgresDatabase) -> None:
+        self._database = database
+        self._refresh: asyncio.Task[None] | None = None
+
+    def start(self) -> None:
+        """Begin a refresh unless one is running (that one covers this call too)."""
+        if self._refresh is None or self._refresh.done():
+            self._refresh = asyncio.create_task(
+                refresh_quietly(self._database), name="backroom-statistics"
+            )
+
+    async def close(self) -> None:
+        """Wait for the refresh in flight, if any, to end (before the pool closes)."""
+        if self._refresh is not None:
+            await self._refresh
