@@ -196,14 +196,16 @@ def _cases(outcome: Outcome, now: int, known: dict[Outcome, list[_Case]]) -> lis
         result = dump_nullable_json(outcome.result)
         return [(facts, (row[0], result, *row[2:])) for facts, row in _cases(_DONE, now, known)]
     try:
-        return known[outcome]
-    except KeyError:
-        pass
-    except TypeError:  # its result holds a dict or a list: worked out for it alone
-        return [(f, _transition_row(t)) for f, t in transitions.finish_cases(outcome, now)]
-    cases = [(f, _transition_row(t)) for f, t in transitions.finish_cases(outcome, now)]
-    known[outcome] = cases
+        cases = known.get(outcome)
+    except TypeError:  # it holds a dict or a list: worked out for it alone
+        return _worked_out(outcome, now)
+    if cases is None:
+        cases = known[outcome] = _worked_out(outcome, now)
     return cases
+
+
+def _worked_out(outcome: Outcome, now: int) -> list[_Case]:
+    return [(facts, _transition_row(t)) for facts, t in transitions.finish_cases(outcome, now)]
 
 
 async def finish(
