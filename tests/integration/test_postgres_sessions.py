@@ -1,5 +1,6 @@
 """What only the PostgreSQL store does with its sessions: surviving terminated ones,
-timing out idle transactions, and claims and capped submissions spread over many.
+timing out idle transactions, knowing its array types from the start, and claims and
+capped submissions spread over many.
 
 Each test gets an empty schema, channel and application_name of its own (fixtures in
 conftest.py), by which it finds and terminates its store's sessions.
@@ -15,7 +16,7 @@ from postgres_store_support import T0, due_job, migrated, terminate_sessions
 
 from backroom.core.errors import QueueFull, StoreUnavailable
 from backroom.core.job import NewJob, SubmitResult
-from backroom.store.postgres.database import PostgresDatabase, PostgresSettings
+from backroom.store.postgres.database import ARRAY_TYPES, PostgresDatabase, PostgresSettings
 from backroom.store.postgres.store import PostgresStore
 
 pytestmark = pytest.mark.postgres
@@ -76,6 +77,24 @@ async def test_sessions_time_out_idle_transactions_after_the_configured_delay(
     finally:
         await database.close()
     assert timeout == "1234ms"
+
+
+async def test_a_new_session_runs_its_first_array_statement_without_a_type_lookup(
+    settings: PostgresSettings,
+) -> None:
+    database = PostgresDatabase(settings)
+    # Reversed and renamed, so that the statement is not one the pool prepared itself.
+    columns = ", ".join(f"${n}::{name} AS c{n}" for n, name in enumerate(ARRAY_TYPES[::-1], 1))
+    statement = f"SELECT {columns}"
+    try:
+        async with database.connection() as connection:
+            ran: list[str] = []
+            connection.add_query_logger(lambda query: ran.append(query.query))
+            await connection.fetchrow(statement, *([] for _ in ARRAY_TYPES))
+    finally:
+        await database.close()
+    # asyncpg's lookup of a type it has not seen would run its own queries first.
+    assert ran == [statement]
 
 
 # -- claims across sessions ----------------------------------------------------------

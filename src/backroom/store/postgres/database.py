@@ -125,17 +125,24 @@ ARRAY_TYPES = ("bigint[]", "integer[]", "boolean[]", "text[]", "double precision
 """The array types our statements send or read, which asyncpg must look up."""
 
 
-async def _learn_array_types(connection: Connection) -> None:
-    """Make asyncpg look up our array types now, in one transaction.
+_ARRAY_PROBE = "SELECT " + ", ".join(f"${n}::{t}" for n, t in enumerate(ARRAY_TYPES, start=1))
+"""A statement that takes every one of `ARRAY_TYPES`: preparing it looks them all up."""
 
-    asyncpg looks a type up on first use with three statements that turn jit off and
-    back on session-wide. Through a transaction pooler, run outside a transaction, they
-    may land on three different server sessions and leave jit changed on some; inside
-    one, it is restored where it was changed. A connection never looks a type up twice.
+
+async def _learn_array_types(connection: Connection) -> None:
+    """Make asyncpg look up our array types now, all at once, as the connection opens.
+
+    Left to first use, the lookup (a catalog query the server takes ~10 ms to plan) held
+    up the connection's first statement with a new type: a fresh client's first submit.
     """
-    columns = ", ".join(f"${n}::{name}" for n, name in enumerate(ARRAY_TYPES, start=1))
+    await connection.fetchrow(_ARRAY_PROBE, *([] for _ in ARRAY_TYPES))
+
+
+async def _learn_array_types_pooled(connection: Connection) -> None:
+    """`_learn_array_types` in a transaction, for a transaction pooler's sessions: the
+    lookup turns jit off and back on, maybe on several server sessions outside one."""
     async with connection.transaction():
-        await connection.fetchrow(f"SELECT {columns}", *([] for _ in ARRAY_TYPES))
+        await _learn_array_types(connection)
 
 
 async def _release_as_is(connection: Connection) -> None:
@@ -241,15 +248,17 @@ class PostgresDatabase:
                     timeout=self.settings.connect_timeout_s,
                     # Only application_name: a pooler refuses other start-up parameters.
                     server_settings={"application_name": self.settings.application_name},
-                    init=_learn_array_types if transaction_pooled else self._set_session,
+                    init=_learn_array_types_pooled if transaction_pooled else self._set_session,
                     reset=_release_as_is,
                     statement_cache_size=0 if transaction_pooled else _STATEMENT_CACHE_SIZE,
                 )
             return self._pool
 
     async def _set_session(self, connection: Connection) -> None:
-        """Apply the session settings once per new connection (a session of our own)."""
+        """Apply the session settings to a new connection (a session of our own), then
+        look up our array types (jit off already: the lookup need not restore it)."""
         await connection.execute(self.settings.set_statements(local=False))
+        await _learn_array_types(connection)
 
     async def migrate(self) -> None:
         """Apply the pending migrations, one process at a time, in one transaction.

@@ -1,0 +1,22 @@
+"""The PostgreSQL store looks up, as each connection opens, every array type its SQL
+sends: one it did not would be looked up on the first statement that uses it."""
+
+from __future__ import annotations
+
+import re
+
+from source_tree import PACKAGE
+
+from backroom.store.postgres.database import ARRAY_TYPES
+
+_CAST = re.compile(r"::\s*([a-z][a-z0-9_ ]*?)\s*\[\]", re.IGNORECASE)
+
+
+def test_every_array_cast_in_the_postgres_store_is_among_the_types_looked_up_up_front() -> None:
+    cast = {
+        f"{match.group(1).lower()}[]"
+        for path in (PACKAGE / "store" / "postgres").glob("*.py")
+        for match in _CAST.finditer(path.read_text())
+    }
+    assert cast, "the pattern found no cast at all"
+    assert cast <= set(ARRAY_TYPES)
