@@ -7,22 +7,9 @@ The HTTP client's errors (`ApiError`, `Unauthorized`, `NotFound`, ...) are here 
 429 is `backroom.client.QueueFull` (`backroom.QueueFull` is the library's own).
 """
 
+from typing import TYPE_CHECKING
+
 from backroom.app import App, load_app
-from backroom.client import (
-    ApiError,
-    AsyncClient,
-    Client,
-    Conflict,
-    IdempotencyKeyReused,
-    InvalidRequest,
-    JobRequest,
-    NotFound,
-    PayloadTooLarge,
-    ServerError,
-    ServerUnreachable,
-    Unauthorized,
-    WaitTimeout,
-)
 from backroom.clock import Clock, SimClock, SystemClock
 from backroom.context import JobContext
 from backroom.core.errors import (
@@ -61,6 +48,41 @@ from backroom.runtime.worker_config import WorkerConfig
 from backroom.store import JobFilter, RedriveFilter, Store, open_store
 from backroom.tasks import Task, TaskRegistry
 from backroom.testing import run_until_idle
+
+if TYPE_CHECKING:
+    from backroom.client import (
+        ApiError,
+        AsyncClient,
+        Client,
+        Conflict,
+        IdempotencyKeyReused,
+        InvalidRequest,
+        JobRequest,
+        NotFound,
+        PayloadTooLarge,
+        ServerError,
+        ServerUnreachable,
+        Unauthorized,
+        WaitTimeout,
+    )
+
+_CLIENT_NAMES = frozenset(
+    {
+        "ApiError",
+        "AsyncClient",
+        "Client",
+        "Conflict",
+        "IdempotencyKeyReused",
+        "InvalidRequest",
+        "JobRequest",
+        "NotFound",
+        "PayloadTooLarge",
+        "ServerError",
+        "ServerUnreachable",
+        "Unauthorized",
+        "WaitTimeout",
+    }
+)
 
 __all__ = [
     "ApiError",
@@ -124,3 +146,14 @@ __all__ = [
     "open_store",
     "run_until_idle",
 ]
+
+
+def __getattr__(name: str) -> object:
+    """The HTTP client's names, imported when first asked for: its httpx loads rich, click
+    and pygments (~100 ms of CPU), which a worker process, importing `backroom` for its
+    `App`, would pay for at start-up and never use."""
+    if name in _CLIENT_NAMES:
+        from backroom import client  # noqa: PLC0415
+
+        return getattr(client, name)
+    raise AttributeError(f"module 'backroom' has no attribute {name!r}")

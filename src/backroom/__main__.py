@@ -1,5 +1,5 @@
 """`python -m backroom` runs the CLI."""
 
-from backroom.cli.main import main
+from backroom.cli.launch import main
 
 main()

@@ -4,10 +4,15 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
+from backroom.cli.main import cli
 from backroom.cli.mock_llm import CHARGE_AT
+from backroom.cli.root import new_cli
+from backroom.cli.worker import worker
 from backroom.llm.mock.charge import ChargeAt
 
 
@@ -26,3 +31,59 @@ def test_the_command_loads_no_llm_sdk() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert loaded == "[]"
+
+
+def test_the_worker_alone_is_the_whole_clis_worker() -> None:
+    # `backroom worker` builds a CLI of its own command only (`backroom.cli.launch`).
+    alone = new_cli()
+    alone.command()(worker)
+    runner = CliRunner()
+    for args in (["worker", "--help"], ["worker", "--concurrency", "0"], ["--version"]):
+        whole, own = runner.invoke(cli, args), runner.invoke(alone, args)
+        assert (own.exit_code, own.output) == (whole.exit_code, whole.output)
+
+
+WORKER_PROBE = """
+import sys
+sys.argv = ["backroom", "worker", "--app", "probe_app:app", "--burst"]
+from backroom.cli import main
+try:
+    main()
+finally:
+    print(" ".join(sorted(sys.modules)))
+"""
+PROBE_APP = """
+from backroom import App
+
+app = App("memory://")
+
+
+@app.task("noop")
+async def noop(ctx, payload):
+    return None
+"""
+
+
+@pytest.mark.slow
+def test_a_worker_process_loads_no_other_commands_server_or_client(tmp_path: Path) -> None:
+    # Every worker process pays for what it imports before its first claim.
+    (tmp_path / "probe_app.py").write_text(PROBE_APP)
+    loaded = subprocess.run(
+        [sys.executable, "-c", WORKER_PROBE],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    unwanted = ("httpx", "rich", "fastapi", "uvicorn", "sqlite3")
+    unwanted_here = ("api", "client", "dashboard", "llm", "cli.main", "cli.jobs", "cli.serve")
+    assert "backroom.runtime.worker" in loaded
+    assert [name for name in loaded if name.split(".")[0] in unwanted] == []
+    assert [
+        name
+        for name in loaded
+        if any(
+            name == f"backroom.{part}" or name.startswith(f"backroom.{part}.")
+            for part in unwanted_here
+        )
+    ] == []

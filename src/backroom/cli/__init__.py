@@ -1,5 +1,5 @@
 """The `backroom` command, one module per command group."""
 
-from backroom.cli.main import main
+from backroom.cli.launch import main
 
 __all__ = ["main"]

@@ -7,8 +7,9 @@ from typing import Annotated
 
 import typer
 
+from backroom.cli.console import out
 from backroom.cli.local import with_app
-from backroom.cli.options import DbOption, out
+from backroom.cli.options import DbOption
 from backroom.core.job import TERMINAL_STATES, JobState
 from backroom.runtime.retention import DAY_MS, MINUTE_MS
 from backroom.service import maintenance

@@ -15,23 +15,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from backroom.cli.options import (
-    ApiKeyOption,
-    DbOption,
-    LimitOption,
-    TenantOption,
-    UrlOption,
-    out,
-    print_json,
-)
+from backroom.cli.console import out, print_json
+from backroom.cli.options import ApiKeyOption, DbOption, LimitOption, TenantOption, UrlOption
 from backroom.cli.progress import follow
-from backroom.cli.targets import (
-    CliError,
-    Document,
-    JobBackend,
-    Target,
-    open_backend,
-)
+from backroom.cli.root import CliError
+from backroom.cli.targets import Document, JobBackend, Target, open_backend
 from backroom.core.job import JobState
 from backroom.service.jobs import JobQuery
 from backroom.service.submit import Submission

@@ -1,29 +1,10 @@
-"""Options shared by the CLI's commands, and the console (and JSON printer) they print with."""
+"""Options shared by the CLI's commands (they print with `backroom.cli.console`)."""
 
 from __future__ import annotations
 
-import json
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
-from rich.console import Console
-
-out = Console()
-"""Where commands print (rich markup, tables, JSON)."""
-
-
-def print_json(value: Any) -> None:
-    """Print `value` as indented JSON."""
-    text = json.dumps(value, ensure_ascii=False)
-    try:
-        text.encode()
-    except UnicodeEncodeError:
-        # A row an older version stored may hold a lone surrogate, which no terminal
-        # can print: show it escaped (`\ud800`) rather than fail to show the job.
-        out.print_json(text, ensure_ascii=True)
-        return
-    out.print_json(text)
-
 
 DbOption = Annotated[
     str | None,

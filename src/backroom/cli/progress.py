@@ -8,7 +8,8 @@ from typing import Any
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskProgressColumn, TextColumn
 
-from backroom.cli.targets import CliError, Document, JobBackend
+from backroom.cli.root import CliError
+from backroom.cli.targets import Document, JobBackend
 from backroom.clock import SystemClock
 
 _PARTIAL_CHARACTERS = 60

@@ -14,7 +14,8 @@ from typing import Annotated, Literal, Protocol, TypeVar
 import typer
 from rich.table import Table
 
-from backroom.cli.options import ApiKeyOption, DbOption, UrlOption, out, print_json
+from backroom.cli.console import out, print_json
+from backroom.cli.options import ApiKeyOption, DbOption, UrlOption
 from backroom.cli.targets import Document, LocalSide, Target, open_side, reply_body
 from backroom.service import queues as service
 from backroom.service.replies import Reply

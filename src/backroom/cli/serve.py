@@ -17,7 +17,7 @@ from backroom.cli.options import (
     PoolMaxOption,
     PoolMinOption,
 )
-from backroom.cli.targets import CliError
+from backroom.cli.root import CliError
 from backroom.cli.worker import AppOption, BuiltinTasksOption, LlmConfigOption
 from backroom.config import HttpLimits, Settings
 from backroom.core.job import DEFAULT_QUEUES

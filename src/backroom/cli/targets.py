@@ -12,10 +12,10 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from backroom.app import App
-from backroom.client.async_client import AsyncClient
+from backroom.cli.root import CliError
 from backroom.config import Settings
 from backroom.core.job import DEFAULT_TENANT, JobState
 from backroom.service import cancel, jobs, redrive, submit
@@ -25,6 +25,9 @@ from backroom.service.replies import Reply
 from backroom.service.submit import Submission, SubmitPolicy
 from backroom.webhooks.targets import TargetPolicy
 
+if TYPE_CHECKING:
+    from backroom.client.async_client import AsyncClient
+
 Document = dict[str, Any]
 DocumentUpdate = Callable[[Document], None]
 
@@ -32,10 +35,6 @@ DocumentUpdate = Callable[[Document], None]
 _POLL_FIRST_MS = 100
 _POLL_FACTOR = 1.5
 _POLL_CAP_MS = 2000
-
-
-class CliError(Exception):
-    """An error to show as one line, with exit status 1."""
 
 
 LOCAL_ADMIN = Caller(DEFAULT_TENANT, admin=True)
@@ -247,5 +246,9 @@ async def open_side(target: Target) -> AsyncIterator[LocalSide | AsyncClient]:
         raise CliError("--url needs an API key: --api-key or BACKROOM_API_KEY")
     if target.tenant is not None:
         raise CliError("--tenant is for the local database; on a server the API key names it")
+    # Imported here: the client's httpx loads rich and click, which every other command
+    # (a worker process above all) would pay for at start-up.
+    from backroom.client.async_client import AsyncClient  # noqa: PLC0415
+
     async with AsyncClient(url, api_key) as client:
         yield client

@@ -8,9 +8,10 @@ from typing import Annotated, TypeVar
 import typer
 from rich.table import Table
 
+from backroom.cli.console import out
 from backroom.cli.local import with_app
-from backroom.cli.options import DbOption, out
-from backroom.cli.targets import CliError
+from backroom.cli.options import DbOption
+from backroom.cli.root import CliError
 from backroom.core.usage import DailyBudget, pico_usd
 from backroom.service.api_keys import (
     Tenant,

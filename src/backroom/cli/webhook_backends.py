@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
-from backroom.cli.targets import CliError, Document, LocalSide, Target, open_side, reply_body
-from backroom.client.async_client import AsyncClient
+from backroom.cli.root import CliError
+from backroom.cli.targets import Document, LocalSide, Target, open_side, reply_body
 from backroom.service import webhooks as service
 from backroom.service.webhooks import SubscriptionRequest
+
+if TYPE_CHECKING:
+    from backroom.client.async_client import AsyncClient
 
 TENANT_NEEDED = "webhooks belong to a tenant: name it with --tenant"
 

@@ -13,7 +13,8 @@ from typing import Annotated, TypeVar
 import typer
 from rich.table import Table
 
-from backroom.cli.options import ApiKeyOption, DbOption, UrlOption, out, print_json
+from backroom.cli.console import out, print_json
+from backroom.cli.options import ApiKeyOption, DbOption, UrlOption
 from backroom.cli.targets import Document, Target
 from backroom.cli.webhook_backends import WebhookBackend, open_webhooks
 from backroom.service.webhooks import SubscriptionRequest

@@ -23,6 +23,7 @@ from backroom.cli.options import (
     PoolMinOption,
     WatchIntervalOption,
 )
+from backroom.cli.root import new_cli, run
 from backroom.config import Settings, redacted_url
 from backroom.core.usage import OverBudget
 from backroom.runtime.startup import opened_when_reachable
@@ -151,3 +152,11 @@ def log_start(role: str, app: App, config: WorkerConfig) -> None:
         config.concurrency,
         ", ".join(app.tasks.names()) or "none",
     )
+
+
+def run_worker_alone() -> None:
+    """Run `backroom worker` from a CLI that has only this command (`backroom.cli.launch`):
+    its usage, help and errors are those of the whole CLI's `worker`."""
+    cli = new_cli()
+    cli.command()(worker)
+    run(cli)

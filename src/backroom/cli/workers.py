@@ -12,7 +12,8 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from backroom.cli.options import ApiKeyOption, DbOption, UrlOption, out, print_json
+from backroom.cli.console import out, print_json
+from backroom.cli.options import ApiKeyOption, DbOption, UrlOption
 from backroom.cli.targets import Document, LocalSide, Target, open_side, reply_body
 from backroom.service.workers import list_workers as service_list_workers
 

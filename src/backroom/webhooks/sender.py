@@ -13,12 +13,14 @@ from __future__ import annotations
 import asyncio
 from dataclasses import dataclass, field
 from importlib.metadata import version
-
-import httpx
+from typing import TYPE_CHECKING
 
 from backroom.clock import Clock
 from backroom.core.retry_after import retry_after_ms
 from backroom.webhooks.targets import TargetPolicy, check_target
+
+if TYPE_CHECKING:
+    import httpx
 
 _USER_AGENT = f"backroom-webhooks/{version('backroom')}"
 _RETRY_AFTER_STATUSES = frozenset({429, 503})
@@ -72,6 +74,10 @@ class WebhookSender:
         if self._pooled is None:
             if self._closed:
                 raise RuntimeError("the webhook sender is closed")
+            # Imported here, not at the top: httpx loads rich, click and pygments, ~100 ms
+            # of CPU at the start of every worker process, most of which never POST.
+            import httpx  # noqa: PLC0415
+
             self._pooled = httpx.AsyncClient(
                 follow_redirects=False,
                 timeout=self._settings.timeout_s,
@@ -83,6 +89,8 @@ class WebhookSender:
 
     async def post(self, url: str, body: str, headers: dict[str, str]) -> Answer:
         """POST `body` to `url`; raises `WebhookTargetRefused` if the URL may not be called."""
+        import httpx  # noqa: PLC0415  (see `_client`)
+
         target = await check_target(url, self._settings.policy)
         gate = self._gates.setdefault(
             (target.host, target.port), asyncio.Semaphore(self._settings.per_receiver)

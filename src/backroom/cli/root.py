@@ -1,0 +1,58 @@
+"""The `backroom` command's root: its own option (`--version`), and errors as one line.
+
+`backroom.cli.main` adds every command to a root; `backroom worker` adds only its own
+(see `backroom.cli.launch`). Either way the command runs through `run`.
+"""
+
+from __future__ import annotations
+
+import sys
+from importlib.metadata import version
+from typing import Annotated
+
+import typer
+
+from backroom.core.errors import BackroomError
+
+
+class CliError(Exception):
+    """An error to show as one line, with exit status 1."""
+
+
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        print(f"backroom {version('backroom')}")
+        raise typer.Exit()
+
+
+def _options(
+    _version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """A durable background-job service for slow LLM work."""
+
+
+def new_cli() -> typer.Typer:
+    """A `backroom` command with no subcommands yet."""
+    cli = typer.Typer(
+        name="backroom",
+        no_args_is_help=True,
+        pretty_exceptions_enable=False,
+        add_completion=False,
+    )
+    cli.callback()(_options)
+    return cli
+
+
+def run(cli: typer.Typer) -> None:
+    """Run `cli` on this process's arguments, turning errors into one readable line."""
+    try:
+        # Standalone: usage errors print one line and exit 2, Ctrl-C exits 1.
+        cli()
+    except (BackroomError, CliError, ValueError, OSError) as error:
+        print(f"backroom: error: {error}", file=sys.stderr)
+        raise SystemExit(1) from None
