@@ -12,6 +12,7 @@ run, analyzed or not: its plan is read beside 4,000 finished jobs (EXPLAIN only)
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import replace
@@ -84,11 +85,11 @@ async def filled(schema_url: str) -> AsyncIterator[asyncpg.Connection[asyncpg.Re
         await connection.close()
 
 
-async def rows_read(
+async def plan_run(
     connection: asyncpg.Connection[asyncpg.Record], statement: str, *arguments: Any
-) -> dict[str, int]:
-    """The most rows any one plan node of `statement` read from each table, in the plan
-    a worker's connection keeps for it (the generic one); rolled back."""
+) -> list[dict[str, Any]]:
+    """The nodes of `statement`'s plan, run, in the plan a worker's connection keeps
+    for it (the generic one); rolled back."""
     transaction = connection.transaction()
     await transaction.start()
     try:
@@ -96,8 +97,16 @@ async def rows_read(
         text = await connection.fetchval(f"EXPLAIN (ANALYZE, FORMAT JSON) {statement}", *arguments)
     finally:
         await transaction.rollback()
+    return list(_nodes(json.loads(text)[0]["Plan"]))
+
+
+async def rows_read(
+    connection: asyncpg.Connection[asyncpg.Record], statement: str, *arguments: Any
+) -> dict[str, int]:
+    """The most rows any one plan node of `statement` read from each table (see
+    `plan_run`)."""
     most: dict[str, int] = {}
-    for node in _nodes(json.loads(text)[0]["Plan"]):
+    for node in await plan_run(connection, statement, *arguments):
         if "Relation Name" in node and node["Node Type"] not in ("ModifyTable", "LockRows"):
             kept, removed = node["Actual Rows"], node.get("Rows Removed by Filter", 0)
             rows = (kept + removed) * node["Actual Loops"]
@@ -150,7 +159,7 @@ async def test_a_claim_is_planned_once_per_connection_whatever_its_limit(
 async def test_a_feed_batch_reads_its_events_jobs_not_the_table(
     filled: asyncpg.Connection[asyncpg.Record],
 ) -> None:
-    read = await rows_read(filled, feed._READ_DELIVERABLE, "1", 0, [], BATCH)
+    read = await rows_read(filled, feed._READ_DELIVERABLE, "1", 0, BATCH, ["acme"])
 
     assert read["job_events"] <= BATCH
     assert read["jobs"] <= BATCH
@@ -169,7 +178,7 @@ async def test_a_feed_batch_past_the_analyzed_events_reads_each_job_once(
     finally:
         await store.close()
 
-    read = await rows_read(filled, feed._READ_DELIVERABLE, head["xid"], head["id"], [], BATCH)
+    read = await rows_read(filled, feed._READ_DELIVERABLE, head["xid"], head["id"], BATCH, ["acme"])
 
     assert read["jobs"] <= BATCH
 
@@ -232,3 +241,56 @@ async def test_a_finish_reads_jobs_and_attempts_by_key_beside_thousands_run(
     plan = await _finish_plan(settings, [job.lease for job in held])
     assert "Seq Scan on jobs" not in plan, plan
     assert "Seq Scan on attempts" not in plan, plan
+
+
+HOOKED = 5
+"""Jobs of a batch with a `webhook_url` of their own."""
+
+VISIBLE_AFTER = """
+SELECT count(*) FROM job_events
+WHERE (xid, id) > ($1::text::xid8, $2) AND xid < pg_snapshot_xmin(pg_current_snapshot())
+"""
+
+
+async def _finished_batch(schema_url: str, filled: asyncpg.Connection[Any]) -> tuple[str, int]:
+    """BATCH jobs of their own queue, HOOKED with a URL, run to the end: the position
+    before their terminal events, once those are all visible to the feed."""
+    hooked = replace(due_job(), queue="hooks", webhook_url="https://x.test/hook")
+    plain = replace(due_job(), queue="hooks")
+    store = PostgresStore.from_url(schema_url)
+    try:
+        await store.submit_many([hooked] * HOOKED + [plain] * (BATCH - HOOKED), T0)
+        jobs = await store.claim(["hooks"], BATCH, "worker", MINUTE, T0)
+        head = await filled.fetchrow(HEAD)
+        assert head is not None and len(jobs) == BATCH
+        await store.finish([(job.lease, Succeeded(None)) for job in jobs], T0)
+    finally:
+        await store.close()
+    deadline = asyncio.get_running_loop().time() + 30  # other sessions' transactions end
+    while await filled.fetchval(VISIBLE_AFTER, head["xid"], head["id"]) < BATCH:
+        assert asyncio.get_running_loop().time() < deadline, "the events never became visible"
+        await asyncio.sleep(0.01)
+    return head["xid"], head["id"]
+
+
+@pytest.mark.parametrize("analyzed", [False, True])
+async def test_a_feed_batch_no_tenant_subscribes_to_reads_only_hooked_jobs(
+    schema_url: str, filled: asyncpg.Connection[asyncpg.Record], analyzed: bool
+) -> None:
+    # Only terminal events of jobs with their own URL can call for a delivery: a probe
+    # of jobs_hooked (migration 021) each, and only those jobs' rows are read.
+    after = await _finished_batch(schema_url, filled)
+    if analyzed:
+        await filled.execute("ANALYZE")
+
+    nodes = await plan_run(filled, feed._READ_HOOKED, *after, BATCH)
+    rows = await filled.fetch(feed._READ_HOOKED, *after, BATCH)
+
+    events = [node for node in nodes if node.get("Relation Name") == "job_events"]
+    probes = [node for node in nodes if node.get("Relation Name") == "jobs"]
+    assert [node["Actual Rows"] for node in events] == [BATCH]
+    # A probe a terminal event, of the index of jobs with a URL: no other job is read.
+    assert [(node["Index Name"], node["Actual Loops"]) for node in probes] == [
+        ("jobs_hooked", BATCH)
+    ]
+    assert sum(row["wanted"] for row in rows) == HOOKED

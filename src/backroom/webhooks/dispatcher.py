@@ -6,7 +6,13 @@ job's own `webhook_url` for a terminal event), then in one transaction stores th
 each with the job that will send it, and moves its position past the batch. Two
 dispatchers (in two workers) may read the same batch; only the one whose position still
 matches commits, and the unique key of a delivery makes a re-read harmless too. So every
-event is turned into its deliveries once, whatever crashes in between.
+event is turned into its deliveries once, whatever crashes in between. The one that
+lost stands back while the other one moves the position (see `WebhookDispatcher.run`).
+
+The store reads in full only the events that may call for a delivery
+(`FeedFilter.deliverable`): while no tenant subscribes, the terminal events of jobs with
+a URL of their own, so a feed of ordinary jobs costs about a scan of it (PostgreSQL:
+1.6-2.2 us of the server's CPU an event, against 3.8-4.8 with each event's job read).
 """
 
 from __future__ import annotations
@@ -93,6 +99,8 @@ class WebhookDispatcher:
         # it, the next batch starts there without reading it (two statements a batch).
         self._position: FeedPosition | None = None
         self._lost = False
+        # Standing back after a lost race: the stored position as last seen (see `run`).
+        self._watched: FeedPosition | None = None
 
     def wake(self) -> None:
         """Something was written to the feed: look now rather than at the next poll."""
@@ -103,7 +111,11 @@ class WebhookDispatcher:
 
         A dispatcher that finds another one (in another process) took a batch before it
         stands back for `poll_ms`, deaf to new events, so that one dispatches alone
-        instead of both reading every event and one throwing its work away. Woken, it
+        instead of both reading every event and one throwing its work away. Then it
+        looks at the stored position only, and stands back again while it still moves
+        (the other one is at work: coming back to read, it took a batch now and then,
+        and the other one's read of it was thrown away). Once it stays put for
+        `poll_ms`, the other one idles or is gone, and this one reads again. Woken, it
         reads `settle_ms` later (see `SETTLE_MS`).
         """
         self._store.on_feed_change(self.wake)
@@ -129,6 +141,8 @@ class WebhookDispatcher:
         now = self._clock.now()
         remembered = self._position
         position = remembered or await self._store.feed_consumer(CONSUMER, now)
+        if remembered is None and self._moved_by_another(position):
+            return 0
         by_tenant: dict[str, list[WebhookSubscription]] = defaultdict(list)
         for subscription in await self._store.list_subscriptions(None, enabled_only=True):
             by_tenant[subscription.tenant].append(subscription)
@@ -154,7 +168,20 @@ class WebhookDispatcher:
         if remembered:  # the remembered position was behind: start from the stored one
             return await self.dispatch_once()
         self._lost = True
+        # Stale by now: the first look after the stand-back finds the position moved,
+        # and stands back once more, then watches from where it found it.
+        self._watched = position
         return 0
+
+    def _moved_by_another(self, stored: FeedPosition) -> bool:
+        """Standing back: whether the stored position moved since the last look (another
+        dispatcher is at work); if so, stand back again."""
+        watched, self._watched = self._watched, None
+        if watched is None or watched == stored:
+            return False
+        self._watched = stored
+        self._lost = True
+        return True
 
     async def _deliveries(
         self, events: list[FeedEvent], by_tenant: dict[str, list[WebhookSubscription]]

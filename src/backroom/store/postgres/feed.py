@@ -33,15 +33,27 @@ ORDER BY e.xid, e.id
 LIMIT $6
 """
 
-# The webhook dispatcher's read: the next `limit` events, of which only those it may
+# The webhook dispatcher's reads: the next `limit` events, of which only those it may
 # send (`FeedFilter.deliverable`) come back, with the position of the last one read.
-_READ_DELIVERABLE = f"""
+_SCANNED = f"""
 WITH scanned AS (
     SELECT e.* FROM job_events AS e
     WHERE (e.xid, e.id) > ($1::text::xid8, $2) AND {_VISIBLE}
     ORDER BY e.xid, e.id
-    LIMIT $4
+    LIMIT $3
 )
+"""
+
+_AND_LAST_SCANNED = """
+UNION ALL
+(SELECT e.xid::text::bigint, e.id, e.job_id, e.at, e.from_state, e.to_state, e.reason,
+        '', '', '', false, false
+ FROM scanned AS e ORDER BY e.xid DESC, e.id DESC LIMIT 1)
+ORDER BY commit_id, id
+"""
+
+# Some tenants subscribe ($4): every event's job is read, for its tenant.
+_READ_DELIVERABLE = f"""{_SCANNED}
 SELECT {_COLUMNS}, true AS wanted
 FROM scanned AS e
 -- Each event's job by its primary key, in a subquery the planner cannot flatten (the
@@ -50,14 +62,23 @@ FROM scanned AS e
 CROSS JOIN LATERAL (
     SELECT tenant, task, queue, webhook_url FROM jobs WHERE jobs.id = e.job_id LIMIT 1
 ) AS j
-WHERE j.tenant = ANY ($3::text[])
+WHERE j.tenant = ANY ($4::text[])
    OR (j.webhook_url IS NOT NULL AND e.to_state IN ('succeeded', 'failed', 'cancelled'))
-UNION ALL
-(SELECT e.xid::text::bigint, e.id, e.job_id, e.at, e.from_state, e.to_state, e.reason,
-        '', '', '', false, false
- FROM scanned AS e ORDER BY e.xid DESC, e.id DESC LIMIT 1)
-ORDER BY commit_id, id
-"""
+{_AND_LAST_SCANNED}"""
+
+# No tenant subscribes: only a terminal event of a job with its own URL is wanted. Such
+# jobs are in `jobs_hooked` (migration 021), so each terminal event costs a probe of
+# that small index, and the other events nothing, rather than a read of the job's row
+# each (a batch of no-op jobs' events: 4-7 us an event against 1.6-2.7).
+_READ_HOOKED = f"""{_SCANNED}
+SELECT {_COLUMNS}, true AS wanted
+FROM scanned AS e
+CROSS JOIN LATERAL (
+    SELECT tenant, task, queue, webhook_url FROM jobs
+    WHERE jobs.id = e.job_id AND jobs.webhook_url IS NOT NULL LIMIT 1
+) AS j
+WHERE e.to_state IN ('succeeded', 'failed', 'cancelled')
+{_AND_LAST_SCANNED}"""
 
 # One job's events are written by one transaction after another (each holds the job's
 # row lock), so within a job the id order is the commit order: a job's reader needs no
@@ -126,9 +147,12 @@ async def _read_deliverable(
     connection: Connection, after: FeedPosition, where: FeedFilter, limit: int
 ) -> FeedPage:
     """`read_feed` for `where.deliverable`: the others are skipped in the database."""
-    rows = await connection.fetch(
-        _READ_DELIVERABLE, str(after.commit), after.event_id, list(where.deliverable or ()), limit
-    )
+    tenants = list(where.deliverable or ())
+    arguments = (str(after.commit), after.event_id, limit)
+    if tenants:
+        rows = await connection.fetch(_READ_DELIVERABLE, *arguments, tenants)
+    else:
+        rows = await connection.fetch(_READ_HOOKED, *arguments)
     if not rows:
         return FeedPage([], after)
     events = [_event(row) for row in rows if row["wanted"]]
