@@ -35,6 +35,30 @@ ORDER BY e.id
 LIMIT :limit
 """
 
+# The webhook dispatcher's read: of the next `limit` events only those it may send
+# (`FeedFilter.deliverable`) come back, then the last one read, for the position. The
+# job of an event is looked up only where a tenant subscribes or the event is terminal;
+# one statement, so both parts see the same events.
+_READ_DELIVERABLE = """
+WITH scanned AS MATERIALIZED (
+    SELECT * FROM job_events WHERE id > :after ORDER BY id LIMIT :limit
+)
+SELECT * FROM (
+    SELECT e.id, e.job_id, e.at, e.from_state, e.to_state, e.reason, j.tenant, j.task,
+           j.queue, j.webhook_url IS NOT NULL AS webhook, 1 AS wanted
+    FROM scanned AS e JOIN jobs AS j ON j.id = e.job_id
+    WHERE (:any_tenant OR e.to_state IN ('succeeded', 'failed', 'cancelled'))
+      AND (j.tenant IN (SELECT value FROM json_each(:tenants))
+           OR (j.webhook_url IS NOT NULL AND e.to_state IN ('succeeded', 'failed', 'cancelled')))
+    UNION ALL
+    SELECT * FROM (
+        SELECT id, job_id, at, from_state, to_state, reason, '', '', '', 0, 0
+        FROM scanned ORDER BY id DESC LIMIT 1
+    )
+)
+ORDER BY id
+"""
+
 _CURSOR = "SELECT commit_id, event_id FROM feed_cursors WHERE consumer = ?"
 
 _START_CURSOR = """
@@ -63,6 +87,8 @@ def read_feed(
     }
     if where.job_id is not None:
         rows = connection.execute(_READ_JOB, params).fetchall()
+    elif where.deliverable is not None:
+        return _read_deliverable(connection, after, where, limit)
     else:
         params |= {
             "any_task": not where.tasks,
@@ -73,6 +99,25 @@ def read_feed(
         rows = connection.execute(_READ, params).fetchall()
     events = [_event(row) for row in rows]
     position = events[-1].position if events else after
+    return FeedPage([event for event in events if where.matches(event)], position)
+
+
+def _read_deliverable(
+    connection: sqlite3.Connection, after: FeedPosition, where: FeedFilter, limit: int
+) -> FeedPage:
+    """`read_feed` for `where.deliverable`: the others are skipped in the database."""
+    tenants = list(where.deliverable or ())
+    params = {
+        "after": after.event_id,
+        "limit": limit,
+        "any_tenant": bool(tenants),
+        "tenants": dump_json(tenants),
+    }
+    rows = connection.execute(_READ_DELIVERABLE, params).fetchall()
+    if not rows:
+        return FeedPage([], after)
+    events = [_event(row) for row in rows if row["wanted"]]
+    position = FeedPosition(0, rows[-1]["id"])
     return FeedPage([event for event in events if where.matches(event)], position)
 
 
