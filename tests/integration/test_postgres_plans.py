@@ -139,14 +139,18 @@ async def test_a_claim_is_planned_once_per_connection_whatever_its_limit(
     # Planned for each call, the claim cost more to plan than to run (1-2 ms against
     # 0.5 for a few jobs). Its limits are not estimates (`LIMIT (SELECT $2)`), so the
     # plan made once for any parameters costs what a plan for the call's own would, and
-    # after its first five calls a connection keeps it. One connection: the session the
-    # statement is prepared in.
+    # after its first five calls a connection keeps it. Every claim runs on the claims'
+    # own session, where the statement is prepared.
     await filled.execute("ANALYZE")
-    store = PostgresStore(replace(settings, min_connections=1, max_connections=1))
+    store = PostgresStore(settings)
     try:
         for limit in (1, 3, 1, 7, 2, 1, 5, 1):
-            assert len(await store.claim([], limit, "worker", MINUTE, T0, tasks=["noop"])) == limit
-        async with store._database.connection() as connection:
+            # Reads beside each claim open the pool's other connections: none is claimed on.
+            claim = store.claim([], limit, "worker", MINUTE, T0, tasks=["noop"])
+            reads = asyncio.gather(*(store.get(1) for _ in range(4)))
+            claimed, _ = await asyncio.gather(claim, reads)
+            assert len(claimed) == limit
+        async with store._claims.connection() as connection:
             # Not asyncpg's type lookup, a recursive query too, run once per connection.
             plans = await connection.fetchrow(PLANS_KEPT, "%WITH RECURSIVE queues%")
     finally:

@@ -237,8 +237,9 @@ class PostgresLeases(PostgresPart):
             return []
         names = tuple(queues)
         chosen = None if tasks is None else tuple(sorted(tasks))
-        # Planned with jit off: JIT compiling the claim costs far more than it runs.
-        async with self._database.with_settings() as connection:
+        # Planned with jit off: JIT compiling the claim costs far more than it runs. On
+        # the claim's own session, where its plan is made once (`claim_session`).
+        async with self._claims.connection() as connection:
             jobs = await _claim(connection, names, limit, worker_id, lease_ms, now, chosen)
         if jobs:
             self._feed_hint.send()  # committed: the claim's statement did not notify

@@ -1,4 +1,5 @@
-"""What every part of `PostgresStore` shares: the pool and the new-work channel.
+"""What every part of `PostgresStore` shares: the pool, the claims' session and the
+new-work channel.
 
 `PostgresStore` is assembled from one class per part of the `Store` protocol
 (`PostgresJobs`, `PostgresLeases`, ...), each in the module that holds its SQL.
@@ -8,6 +9,7 @@ from __future__ import annotations
 
 from backroom.core.errors import LeaseLost
 from backroom.core.job import Lease
+from backroom.store.postgres.claim_session import ClaimSession
 from backroom.store.postgres.database import PostgresDatabase
 from backroom.store.postgres.feed_hint import FeedHint
 from backroom.store.postgres.listener import NewWorkListener, PollingOnly
@@ -18,6 +20,8 @@ class PostgresPart:
     """The state the parts of `PostgresStore` share; `PostgresStore.__init__` sets it."""
 
     _database: PostgresDatabase
+    _claims: ClaimSession
+    """The session every claim of the process runs on (see `claim_session`)."""
     _channel: str
     """The LISTEN/NOTIFY channel on which writes announce claimable work."""
     _listener: NewWorkListener | PollingOnly

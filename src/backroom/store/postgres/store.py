@@ -17,6 +17,7 @@ from backroom.core.job import JobState
 from backroom.store.postgres import queries, retention
 from backroom.store.postgres.batches import PostgresBatches
 from backroom.store.postgres.calls import PostgresCalls
+from backroom.store.postgres.claim_session import ClaimSession
 from backroom.store.postgres.database import PostgresDatabase, PostgresSettings
 from backroom.store.postgres.feed_hint import FeedHint
 from backroom.store.postgres.feed_methods import PostgresFeed
@@ -59,6 +60,7 @@ class PostgresStore(
 
     def __init__(self, settings: PostgresSettings) -> None:
         self._database = PostgresDatabase(settings)
+        self._claims = ClaimSession(self._database)
         self._channel = settings.channel
         self._listener = new_work_listener(self._database.connect, settings)
         self._feed_hint = FeedHint(self._database)
@@ -111,4 +113,5 @@ class PostgresStore(
         await self._wake_hint.close()
         await self._feed_hint.close()
         await self._statistics.close()
+        await self._claims.close()
         await self._database.close()

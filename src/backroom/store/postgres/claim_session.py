@@ -1,0 +1,46 @@
+"""The worker's claims on a session of their own: `ClaimSession`.
+
+PostgreSQL plans a prepared statement afresh at each of its first five runs on a session
+(custom plans) and settles on a generic plan at the sixth; asyncpg prepares it once per
+session. The claim is a large statement, which takes 1-25 ms to plan where it runs in
+well under a millisecond once planned, and it ran on whichever pooled connection was
+free: after a drain of 2,000 jobs, in which the pool had grown to four connections, the
+first pickup's claim landed on one that had never claimed and waited for its planning.
+On one session of its own, the claim is planned during a worker's first claims and never
+again while the worker runs (it claims at every poll, so the session is never idle long
+enough for the pool to close it); it also never waits behind a finish or a feed read for
+a free connection. A process that never claims (an API server without workers) never
+opens it: it is one connection more than the pool's for a worker process
+(docs/operations.md).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from contextlib import AbstractAsyncContextManager
+
+from backroom.store.postgres.database import PooledConnection, PostgresDatabase
+from backroom.store.postgres.url import Pooler
+
+
+class ClaimSession:
+    """One connection, opened at the first claim, that every claim of the process uses;
+    through a transaction pooler, the pool's connections instead (no statement is kept
+    there: a session of its own would only cost one more client connection)."""
+
+    def __init__(self, database: PostgresDatabase) -> None:
+        self._shared = database
+        self._own: PostgresDatabase | None = None
+        if database.settings.pooler is not Pooler.TRANSACTION:
+            one = dataclasses.replace(database.settings, min_connections=1, max_connections=1)
+            self._own = PostgresDatabase(one)
+
+    def connection(self) -> AbstractAsyncContextManager[PooledConnection]:
+        """A connection for one claim, with the session settings on (jit off); claims
+        queue for it one after another if a process runs several workers."""
+        return (self._own or self._shared).with_settings()
+
+    async def close(self) -> None:
+        """Close its connection, if it has one (waiting for a claim in flight to end)."""
+        if self._own is not None:
+            await self._own.close()
