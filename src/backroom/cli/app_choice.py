@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from backroom.app import App, load_app
-from backroom.cli.root import CliError
+from backroom.cli.errors import CliError
 from backroom.config import Settings, redacted_url
 
 log = logging.getLogger("backroom.cli")

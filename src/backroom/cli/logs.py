@@ -19,27 +19,13 @@ import sys
 import threading
 from datetime import UTC, datetime
 from types import SimpleNamespace
-from typing import Annotated, Any, TextIO
-
-import typer
+from typing import Any, TextIO
 
 from backroom.config import environment
 from backroom.telemetry.job_log import FIELDS
 from backroom.telemetry.otel_setup import configure_from_environment
 
 LOG_LEVELS = ("debug", "info", "warning", "error")
-
-LogLevelOption = Annotated[
-    str,
-    typer.Option(
-        "--log-level",
-        help=f"Least severe log lines shown: {', '.join(LOG_LEVELS)}.",
-        case_sensitive=False,
-    ),
-]
-LogJsonOption = Annotated[
-    bool, typer.Option("--log-json", help="Log one JSON object per line (for collectors).")
-]
 
 _TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 _OWN_LOGGERS = ("backroom", "uvicorn")
@@ -252,6 +238,9 @@ def configure_logging(level: str, json_lines: bool) -> None:
     """Log backroom's and uvicorn's records at `level` and above to stderr; other
     libraries' (the HTTP client's request lines, say) from warnings up, or all at debug."""
     if level.lower() not in LOG_LEVELS:
+        # Imported here: a worker process starts without typer (`backroom.cli.launch`).
+        import typer  # noqa: PLC0415
+
         raise typer.BadParameter(
             f"{level!r} is not one of {', '.join(LOG_LEVELS)}", param_hint="'--log-level'"
         )

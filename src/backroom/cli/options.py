@@ -6,6 +6,8 @@ from typing import Annotated
 
 import typer
 
+from backroom.cli.logs import LOG_LEVELS
+
 DbOption = Annotated[
     str | None,
     typer.Option("--db", help="Database URL (env BACKROOM_DATABASE_URL).", show_default=False),
@@ -69,4 +71,15 @@ WatchIntervalOption = Annotated[
         help="SQLite: seconds between checks, while idle, for other processes' commits "
         "(0: only poll).",
     ),
+]
+LogLevelOption = Annotated[
+    str,
+    typer.Option(
+        "--log-level",
+        help=f"Least severe log lines shown: {', '.join(LOG_LEVELS)}.",
+        case_sensitive=False,
+    ),
+]
+LogJsonOption = Annotated[
+    bool, typer.Option("--log-json", help="Log one JSON object per line (for collectors).")
 ]

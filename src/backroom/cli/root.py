@@ -6,17 +6,14 @@
 
 from __future__ import annotations
 
-import sys
 from importlib.metadata import version
 from typing import Annotated
 
 import typer
 
-from backroom.core.errors import BackroomError
+from backroom.cli.errors import CliError, errors_as_one_line
 
-
-class CliError(Exception):
-    """An error to show as one line, with exit status 1."""
+__all__ = ["CliError", "new_cli", "run"]
 
 
 def _print_version(wanted: bool) -> None:
@@ -50,9 +47,6 @@ def new_cli() -> typer.Typer:
 
 def run(cli: typer.Typer) -> None:
     """Run `cli` on this process's arguments, turning errors into one readable line."""
-    try:
+    with errors_as_one_line():
         # Standalone: usage errors print one line and exit 2, Ctrl-C exits 1.
         cli()
-    except (BackroomError, CliError, ValueError, OSError) as error:
-        print(f"backroom: error: {error}", file=sys.stderr)
-        raise SystemExit(1) from None

@@ -9,10 +9,12 @@ from typing import Annotated
 import typer
 
 from backroom.cli.app_choice import AppChoice, Connection, choose_app
-from backroom.cli.logs import LogJsonOption, LogLevelOption, configure_telemetry
+from backroom.cli.logs import configure_telemetry
 from backroom.cli.options import (
     DbOption,
     ListenUrlOption,
+    LogJsonOption,
+    LogLevelOption,
     PollIntervalOption,
     PoolMaxOption,
     PoolMinOption,

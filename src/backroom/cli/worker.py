@@ -1,36 +1,30 @@
-"""`backroom worker`: run an app's jobs in this process until SIGTERM/SIGINT."""
+"""`backroom worker`: run an app's jobs in this process until SIGTERM/SIGINT.
+
+The options as typer reads them: for `--help`, for errors, and for command lines that
+`backroom.cli.worker_args` leaves to typer. Either way `run_worker` does the work.
+"""
 
 from __future__ import annotations
 
-import asyncio
-import gc
-import logging
-from importlib.metadata import version
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from prometheus_client import start_http_server
 
-from backroom.app import App
-from backroom.cli.app_choice import AppChoice, Connection, choose_app
-from backroom.cli.logs import LogJsonOption, LogLevelOption, configure_telemetry
 from backroom.cli.options import (
     DbOption,
     ListenUrlOption,
+    LogJsonOption,
+    LogLevelOption,
     PollIntervalOption,
     PoolMaxOption,
     PoolMinOption,
     WatchIntervalOption,
 )
 from backroom.cli.root import new_cli, run
-from backroom.config import Settings, redacted_url
+from backroom.cli.worker_run import WorkerOptions, run_worker
 from backroom.core.usage import OverBudget
-from backroom.runtime.startup import opened_when_reachable
-from backroom.runtime.worker_config import DEFAULT_CONCURRENCY, WorkerConfig
-from backroom.webhooks.runtime import WebhookSettings, install_webhooks
-
-log = logging.getLogger("backroom.cli")
+from backroom.runtime.worker_config import DEFAULT_CONCURRENCY
 
 AppOption = Annotated[
     str | None,
@@ -99,58 +93,28 @@ def worker(
     ] = "127.0.0.1",
 ) -> None:
     """Run jobs of an app's tasks until SIGTERM/SIGINT (or, with --burst, until idle)."""
-    configure_telemetry(log_level, log_json)
-    connection = Connection(listen_url, pool_min, pool_max)
-    choice = AppChoice(app_ref, builtin_tasks, db, llm_config, connection)
-    app = choose_app(choice, builtin_by_default=False)
-    names = tuple(name for entry in queues or () for name in entry.split(",") if name)
-    config = WorkerConfig(
-        queues=names,
-        concurrency=concurrency,
-        claim_batch=claim_batch,
-        lease_ms=round(lease * 1000),
-        burst=burst,
-        over_budget=over_budget,
-        poll_interval_ms=max(1, round(poll_interval * 1000)),
-        watch_ms=round(watch_interval * 1000),
-    )
-
-    async def run() -> None:
-        async with opened_when_reachable(app):
-            webhooks = install_webhooks(app, WebhookSettings.from_settings(Settings.from_env()))
-            running = app.worker(config)
-            running.install_signal_handlers()
-            log_start("worker", app, config)
-            if metrics_port is not None:
-                serve_process_metrics(app, metrics_host, metrics_port)
-            # What start-up made (modules, classes, the app) lives as long as the process:
-            # out of the collector's sight, its oldest generation's passes no longer walk
-            # it (3-4 us a job of no-op jobs went to them).
-            gc.freeze()
-            await webhooks.alongside(running.run())
-
-    asyncio.run(run())
-
-
-def serve_process_metrics(app: App, host: str, port: int) -> None:
-    """Serve the counters of this process (`app.telemetry`) in the Prometheus text
-    format from a thread, for a worker that runs no API server. The queues' own numbers
-    come from an API server's `/metrics`, read from the store."""
-    server, _ = start_http_server(port, addr=host, registry=app.telemetry.metrics.registry)
-    log.info("metrics of this process at http://%s:%d/metrics", host, server.server_port)
-
-
-def log_start(role: str, app: App, config: WorkerConfig) -> None:
-    """The start line: version, store, queues, concurrency and tasks."""
-    log.info(
-        "backroom %s %s %s started: store %s, queues %s, concurrency %d, tasks %s",
-        version("backroom"),
-        role,
-        config.worker_id,
-        redacted_url(app.database_url),
-        ",".join(config.queues) or "all",
-        config.concurrency,
-        ", ".join(app.tasks.names()) or "none",
+    run_worker(
+        WorkerOptions(
+            app_ref=app_ref,
+            builtin_tasks=builtin_tasks,
+            db=db,
+            concurrency=concurrency,
+            claim_batch=claim_batch,
+            queues=queues,
+            lease=lease,
+            burst=burst,
+            over_budget=over_budget,
+            llm_config=llm_config,
+            listen_url=listen_url,
+            pool_min=pool_min,
+            pool_max=pool_max,
+            poll_interval=poll_interval,
+            watch_interval=watch_interval,
+            log_level=log_level,
+            log_json=log_json,
+            metrics_port=metrics_port,
+            metrics_host=metrics_host,
+        )
     )
 
 
