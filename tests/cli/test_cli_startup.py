@@ -77,9 +77,10 @@ def test_a_worker_process_loads_no_other_commands_server_or_client(tmp_path: Pat
     ).stdout.split()
     # An ordinary command line is read without typer (`backroom.cli.worker_args`), whose
     # options build pydantic validators (~90 ms); the process's counters are tallies that
-    # need prometheus_client (and its http.server) only when read.
+    # need prometheus_client (and its http.server) only when read; OpenTelemetry's API
+    # loads once something may trace.
     unwanted = ("httpx", "rich", "fastapi", "uvicorn", "sqlite3", "typer", "pydantic")
-    unwanted_too = ("prometheus_client", "http", "wsgiref")
+    unwanted_too = ("prometheus_client", "http", "wsgiref", "opentelemetry")
     unwanted_here = ("api", "client", "dashboard", "llm", "cli.main", "cli.jobs", "cli.serve")
     assert "backroom.runtime.worker" in loaded
     assert [name for name in loaded if name.split(".")[0] in unwanted + unwanted_too] == []

@@ -10,11 +10,17 @@ Without the optional extra (`pip install 'backroom[otel]'`) nothing is recorded;
 it, `configure_from_environment` installs a tracer provider that exports as the
 standard `OTEL_*` variables say, and `Tracing` may also be handed a provider (tests
 hand it one with an in-memory exporter).
+
+The API is imported when first needed (~14 ms of CPU at a worker's start otherwise): a
+provider was handed over or installed (installing one imports it), or a job carries a
+trace to continue. Until something has imported it, none can be installed.
 """
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING
@@ -24,14 +30,36 @@ from backroom.core.outcome import Outcome
 from backroom.core.usage import AttemptUsage
 from backroom.telemetry.process_metrics import error_class, outcome_name
 
-try:
-    from opentelemetry import trace as otel_trace
-    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
-except ImportError:  # the optional extra is not installed: traces are a no-op
-    otel_trace = None  # type: ignore[assignment]
-
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from opentelemetry.trace import Span, Tracer, TracerProvider
+
+_API: list[ModuleType | None] = []
+"""OpenTelemetry's trace API once imported (None: the optional extra is not installed)."""
+
+
+def _trace_api() -> ModuleType | None:
+    """OpenTelemetry's trace API, imported on first use; None without the extra."""
+    if not _API:
+        try:
+            from opentelemetry import trace  # noqa: PLC0415
+        except ImportError:  # the optional extra is not installed: traces are a no-op
+            _API.append(None)
+        else:
+            _API.append(trace)
+    return _API[0]
+
+
+def _provider_may_be_set() -> bool:
+    """Whether a tracer provider may have been installed: only by importing the API
+    (`set_tracer_provider`, an auto-instrumentation) or by naming one in the
+    environment, which the API reads when first asked."""
+    return _NAMED_PROVIDER or "opentelemetry.trace" in sys.modules
+
+
+_NAMED_PROVIDER = "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
+
 
 # Version 00 of W3C Trace Context: version, trace id, parent id, flags; all-zero ids
 # and version ff are invalid.
@@ -64,6 +92,7 @@ class AttemptSpan:
     def ended(self, outcome: Outcome | None) -> None:
         """Record how the attempt ended (None: its lease was lost)."""
         span = self._span
+        otel_trace = _trace_api()
         if span is None or otel_trace is None:
             return
         ended = "lease_lost" if outcome is None else outcome_name(outcome)
@@ -100,15 +129,22 @@ class Tracing:
     def _untraced(self, job: Job) -> bool:
         """True when an attempt's span would be an invalid no-op: no provider installed
         (the API's proxy answers) and no trace to continue."""
+        if self._provider is None and not job.traceparent and not _provider_may_be_set():
+            return True
+        otel_trace = _trace_api()
         if otel_trace is None or self._provider is not None or job.traceparent:
             return otel_trace is None
         return isinstance(otel_trace.get_tracer_provider(), otel_trace.ProxyTracerProvider)
 
     def _tracer(self) -> Tracer | None:
+        if self._provider is None and not _provider_may_be_set():
+            return None
+        otel_trace = _trace_api()
         if otel_trace is None:
             return None
         provider = self._provider or otel_trace.get_tracer_provider()
-        return provider.get_tracer("backroom")
+        tracer: Tracer = provider.get_tracer("backroom")
+        return tracer
 
     def attempt(
         self, job: Job, started_ms: int, now: Callable[[], int]
@@ -116,7 +152,7 @@ class Tracing:
         """The span of an attempt of `job` (as claimed), current while it runs; `now()`
         gives its end (ms)."""
         tracer = None if self._untraced(job) else self._tracer()
-        if tracer is None or otel_trace is None:
+        if tracer is None:
             return _UNTRACED
         return self._traced(tracer, job, started_ms, now)
 
@@ -124,6 +160,11 @@ class Tracing:
     def _traced(
         self, tracer: Tracer, job: Job, started_ms: int, now: Callable[[], int]
     ) -> Iterator[AttemptSpan]:
+        from opentelemetry.trace.propagation.tracecontext import (  # noqa: PLC0415
+            TraceContextTextMapPropagator,
+        )
+
+        otel_trace = _trace_api()
         assert otel_trace is not None  # a tracer was found
         carrier = {"traceparent": job.traceparent} if job.traceparent else {}
         span = tracer.start_span(
@@ -144,6 +185,7 @@ class Tracing:
     ) -> None:
         """A child span of the current attempt's for one provider call of `lane`."""
         tracer = self._tracer()
+        otel_trace = _trace_api() if tracer is not None else None
         if tracer is None or otel_trace is None:
             return
         system, _, model = lane.partition("/")
