@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,12 @@ from backroom.cli.mock_llm import CHARGE_AT
 from backroom.cli.root import new_cli
 from backroom.cli.worker import worker
 from backroom.llm.mock.charge import ChargeAt
+from backroom.version import __version__
+
+
+def test_the_version_a_worker_prints_is_the_installed_one() -> None:
+    # A worker reads it from `backroom.version` rather than the installed metadata.
+    assert __version__ == version("backroom")
 
 
 def test_mock_llm_offers_every_charge_at_choice() -> None:

@@ -11,7 +11,6 @@ import asyncio
 import gc
 import logging
 from dataclasses import dataclass
-from importlib.metadata import version
 from pathlib import Path
 
 from backroom.app import App
@@ -21,6 +20,7 @@ from backroom.config import Settings, redacted_url
 from backroom.core.usage import OverBudget
 from backroom.runtime.startup import opened_when_reachable
 from backroom.runtime.worker_config import DEFAULT_CONCURRENCY, WorkerConfig
+from backroom.version import __version__
 from backroom.webhooks.runtime import WebhookSettings, install_webhooks
 
 log = logging.getLogger("backroom.cli")
@@ -104,7 +104,7 @@ def log_start(role: str, app: App, config: WorkerConfig) -> None:
     """The start line: version, store, queues, concurrency and tasks."""
     log.info(
         "backroom %s %s %s started: store %s, queues %s, concurrency %d, tasks %s",
-        version("backroom"),
+        __version__,
         role,
         config.worker_id,
         redacted_url(app.database_url),

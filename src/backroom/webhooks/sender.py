@@ -12,17 +12,17 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from importlib.metadata import version
 from typing import TYPE_CHECKING
 
 from backroom.clock import Clock
 from backroom.core.retry_after import retry_after_ms
+from backroom.version import __version__
 from backroom.webhooks.targets import TargetPolicy, check_target
 
 if TYPE_CHECKING:
     import httpx
 
-_USER_AGENT = f"backroom-webhooks/{version('backroom')}"
+_USER_AGENT = f"backroom-webhooks/{__version__}"
 _RETRY_AFTER_STATUSES = frozenset({429, 503})
 
 
