@@ -13,14 +13,19 @@ from backroom.store.postgres.retention import DELETE_CHOSEN
 from backroom.store.rows import job_from_row
 from backroom.store.usage_rows import usage_from_row
 
-# `state IN ('queued', 'running')` is the condition of the partial index `jobs_active_queue`.
+# Queued jobs from `jobs_depth`, running ones from `jobs_leases` (migration 022): each
+# part is the condition of a partial index that covers what it reads.
 _DEPTHS = """
-SELECT queue,
-       count(*) FILTER (WHERE state = 'queued') AS queued,
-       count(*) FILTER (WHERE state = 'running') AS running,
-       min(run_at) FILTER (WHERE state = 'queued' AND run_at <= $1) AS oldest_due
-FROM jobs
-WHERE state IN ('queued', 'running') AND ($2::text IS NULL OR tenant = $2)
+SELECT queue, sum(queued)::bigint AS queued, sum(running)::bigint AS running,
+       min(oldest_due) AS oldest_due
+FROM (
+    SELECT queue, count(*) AS queued, 0 AS running,
+           min(run_at) FILTER (WHERE run_at <= $1) AS oldest_due
+    FROM jobs WHERE state = 'queued' AND ($2::text IS NULL OR tenant = $2) GROUP BY queue
+    UNION ALL
+    SELECT queue, 0, count(*), NULL
+    FROM jobs WHERE state = 'running' AND ($2::text IS NULL OR tenant = $2) GROUP BY queue
+) AS part
 GROUP BY queue ORDER BY queue COLLATE "C"
 """
 """$1 now, $2 tenant (NULL: every tenant)."""
