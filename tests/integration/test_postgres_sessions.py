@@ -16,7 +16,8 @@ from postgres_store_support import T0, due_job, migrated, terminate_sessions
 
 from backroom.core.errors import QueueFull, StoreUnavailable
 from backroom.core.job import NewJob, SubmitResult
-from backroom.store.postgres.database import ARRAY_TYPES, PostgresDatabase, PostgresSettings
+from backroom.store.postgres.array_types import ARRAY_OIDS, ARRAY_TYPES
+from backroom.store.postgres.database import PostgresDatabase, PostgresSettings
 from backroom.store.postgres.store import PostgresStore
 
 pytestmark = pytest.mark.postgres
@@ -82,19 +83,34 @@ async def test_sessions_time_out_idle_transactions_after_the_configured_delay(
 async def test_a_new_session_runs_its_first_array_statement_without_a_type_lookup(
     settings: PostgresSettings,
 ) -> None:
-    database = PostgresDatabase(settings)
     # Reversed and renamed, so that the statement is not one the pool prepared itself.
     columns = ", ".join(f"${n}::{name} AS c{n}" for n, name in enumerate(ARRAY_TYPES[::-1], 1))
     statement = f"SELECT {columns}"
+    # The second database's session is handed the lookup the process made before.
+    for _ in range(2):
+        database = PostgresDatabase(settings)
+        try:
+            async with database.connection() as connection:
+                ran: list[str] = []
+                connection.add_query_logger(lambda query, ran=ran: ran.append(query.query))
+                await connection.fetchrow(statement, *([] for _ in ARRAY_TYPES))
+        finally:
+            await database.close()
+        # asyncpg's lookup of a type it has not seen would run its own queries first.
+        assert ran == [statement]
+
+
+async def test_the_array_types_oids_are_the_servers(settings: PostgresSettings) -> None:
+    database = PostgresDatabase(settings)
     try:
         async with database.connection() as connection:
-            ran: list[str] = []
-            connection.add_query_logger(lambda query: ran.append(query.query))
-            await connection.fetchrow(statement, *([] for _ in ARRAY_TYPES))
+            found = [
+                await connection.fetchval("SELECT $1::text::regtype::oid", name)
+                for name in ARRAY_TYPES
+            ]
     finally:
         await database.close()
-    # asyncpg's lookup of a type it has not seen would run its own queries first.
-    assert ran == [statement]
+    assert tuple(found) == ARRAY_OIDS
 
 
 # -- claims across sessions ----------------------------------------------------------

@@ -7,7 +7,7 @@ import re
 
 from source_tree import PACKAGE
 
-from backroom.store.postgres.database import ARRAY_TYPES
+from backroom.store.postgres.array_types import ARRAY_TYPES
 
 _CAST = re.compile(r"::\s*([a-z][a-z0-9_ ]*?)\s*\[\]", re.IGNORECASE)
 

@@ -19,6 +19,7 @@ import asyncpg
 
 from backroom.core.errors import StoreError, StoreUnavailable
 from backroom.store.migrations import SCHEMA_VERSION_DDL, pending_migrations
+from backroom.store.postgres.array_types import learn_array_types, learn_array_types_pooled
 from backroom.store.postgres.url import Pooler, split_options
 
 log = logging.getLogger("backroom.store.postgres.store")
@@ -119,30 +120,6 @@ class PostgresSettings:
             "idle_in_transaction_session_timeout": str(int(self.idle_in_transaction_timeout_ms)),
         }
         return "; ".join(f"{command} {name} = {value}" for name, value in values.items())
-
-
-ARRAY_TYPES = ("bigint[]", "integer[]", "boolean[]", "text[]", "double precision[]")
-"""The array types our statements send or read, which asyncpg must look up."""
-
-
-_ARRAY_PROBE = "SELECT " + ", ".join(f"${n}::{t}" for n, t in enumerate(ARRAY_TYPES, start=1))
-"""A statement that takes every one of `ARRAY_TYPES`: preparing it looks them all up."""
-
-
-async def _learn_array_types(connection: Connection) -> None:
-    """Make asyncpg look up our array types now, all at once, as the connection opens.
-
-    Left to first use, the lookup (a catalog query the server takes ~10 ms to plan) held
-    up the connection's first statement with a new type: a fresh client's first submit.
-    """
-    await connection.fetchrow(_ARRAY_PROBE, *([] for _ in ARRAY_TYPES))
-
-
-async def _learn_array_types_pooled(connection: Connection) -> None:
-    """`_learn_array_types` in a transaction, for a transaction pooler's sessions: the
-    lookup turns jit off and back on, maybe on several server sessions outside one."""
-    async with connection.transaction():
-        await _learn_array_types(connection)
 
 
 async def _release_as_is(connection: Connection) -> None:
@@ -248,7 +225,7 @@ class PostgresDatabase:
                     timeout=self.settings.connect_timeout_s,
                     # Only application_name: a pooler refuses other start-up parameters.
                     server_settings={"application_name": self.settings.application_name},
-                    init=_learn_array_types_pooled if transaction_pooled else self._set_session,
+                    init=learn_array_types_pooled if transaction_pooled else self._set_session,
                     reset=_release_as_is,
                     statement_cache_size=0 if transaction_pooled else _STATEMENT_CACHE_SIZE,
                 )
@@ -258,7 +235,7 @@ class PostgresDatabase:
         """Apply the session settings to a new connection (a session of our own), then
         look up our array types (jit off already: the lookup need not restore it)."""
         await connection.execute(self.settings.set_statements(local=False))
-        await _learn_array_types(connection)
+        await learn_array_types(connection)
 
     async def migrate(self) -> None:
         """Apply the pending migrations, one process at a time, in one transaction.
