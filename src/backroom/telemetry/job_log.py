@@ -18,7 +18,7 @@ from typing import Any
 
 from backroom.clock import SystemClock
 from backroom.core.job import Job
-from backroom.core.outcome import Deferred, Failed, Outcome, RetryAt
+from backroom.core.outcome import Deferred, Failed, Outcome, RetryAt, Succeeded
 from backroom.telemetry.process_metrics import error_class, outcome_name
 
 log = logging.getLogger("backroom.jobs")
@@ -31,8 +31,8 @@ FieldsLineWriter = Callable[[int, int, str, str, dict[str, Any]], bool]
 name, message, fields) -> written (False: make the record)."""
 
 
-def _job_fields(job: Job, event: str, **more: Any) -> dict[str, Any]:
-    fields = {
+def _job_fields(job: Job, event: str) -> dict[str, Any]:
+    return {
         "event": event,
         "job_id": job.id,
         "tenant": job.tenant,
@@ -40,10 +40,6 @@ def _job_fields(job: Job, event: str, **more: Any) -> dict[str, Any]:
         "queue": job.queue,
         "attempt": job.attempt,
     }
-    for key, value in more.items():
-        if value is not None:
-            fields[key] = value
-    return fields
 
 
 _WALL = SystemClock()
@@ -101,8 +97,12 @@ def _task_name() -> str | None:
 
 
 def _emit(level: int, message: str, fields: dict[str, Any]) -> None:
-    if not log.isEnabledFor(level):
-        return
+    if log.isEnabledFor(level):
+        _write(level, message, fields)
+
+
+def _write(level: int, message: str, fields: dict[str, Any]) -> None:
+    """`_emit` once `level` is known to be enabled."""
     write = _only_writer()
     if write is None or not write(_WALL.now(), level, log.name, message, fields):
         log.handle(_record(level, message, fields))
@@ -135,13 +135,12 @@ def log_started(job: Job) -> None:
     """A worker began an attempt of `job` (as claimed)."""
     if not log.isEnabledFor(logging.INFO):
         return
-    waited = None if job.started_at is None else max(0, job.started_at - job.run_at)
+    fields = _job_fields(job, "job.started")
+    waited = 0
+    if job.started_at is not None:
+        waited = fields["wait_ms"] = max(0, job.started_at - job.run_at)
     name = f"job {job.id} ({job.task}) attempt {job.attempt}/{job.max_attempts}"
-    _emit(
-        logging.INFO,
-        f"{name} started after waiting {_seconds(waited or 0)}",
-        _job_fields(job, "job.started", wait_ms=waited),
-    )
+    _write(logging.INFO, f"{name} started after waiting {waited / 1000:.1f} s", fields)
 
 
 def log_attempt_end(job: Job, outcome: Outcome, now: int) -> None:
@@ -150,15 +149,14 @@ def log_attempt_end(job: Job, outcome: Outcome, now: int) -> None:
     if not log.isEnabledFor(level):
         return
     outcome_text = outcome_name(outcome)
-    duration = None if job.started_at is None else max(0, now - job.started_at)
-    fields = _job_fields(
-        job,
-        f"job.{outcome_text}",
-        outcome=outcome_text,
-        error_class=error_class(outcome) or None,
-        duration_ms=duration,
-    )
-    _emit(level, _sentence(job, outcome, now, duration or 0), fields)
+    fields = _job_fields(job, f"job.{outcome_text}")
+    fields["outcome"] = outcome_text
+    if error := error_class(outcome):
+        fields["error_class"] = error
+    duration = 0
+    if job.started_at is not None:
+        duration = fields["duration_ms"] = max(0, now - job.started_at)
+    _write(level, _sentence(job, outcome, now, duration), fields)
 
 
 def _level(outcome: Outcome) -> int:
@@ -170,6 +168,11 @@ def _level(outcome: Outcome) -> int:
 
 def _sentence(job: Job, outcome: Outcome, now: int, duration: int) -> str:
     """The words of an attempt's end."""
+    if type(outcome) is Succeeded:  # the usual end, first
+        return (
+            f"job {job.id} ({job.task}) succeeded on attempt {job.attempt}/{job.max_attempts}"
+            f" in {max(0, duration) / 1000:.1f} s"
+        )
     name, tries = f"job {job.id} ({job.task})", f"{job.attempt}/{job.max_attempts}"
     if isinstance(outcome, RetryAt):
         retry = f"retrying in {_seconds(outcome.at - now)}"
