@@ -44,6 +44,12 @@ class SystemClock:
         await asyncio.sleep(max(0.0, ms) / 1000)
 
 
+async def let_ready_tasks_run() -> None:
+    """Let the tasks that are ready take their next step before the caller goes on (one
+    turn of the event loop; no time passes)."""
+    await asyncio.sleep(0)
+
+
 async def sleep_unless(clock: Clock, ms: float, *events: asyncio.Event) -> None:
     """Sleep `ms` on `clock`, or less if any of `events` is set first."""
     waiters: list[asyncio.Future[object]] = [asyncio.ensure_future(clock.sleep(ms))]

@@ -3,8 +3,8 @@
 One asyncio loop per process runs these side by side:
 
 - the claim loop takes the free slots' worth of due jobs in one store call (a busy one
-  lets `claim_floor` slots free first) and starts each as a task, then waits for a
-  free slot, a new-work hint or the next poll;
+  lets `claim_floor` slots free first), starts each as a task and lets them begin before
+  it sends anything more, then waits for a free slot, a new-work hint or the next poll;
 - every attempt runs its handler under the task's timeout and turns what happened into
   an `Outcome` (core.retry decides retry or fail);
 - the outcome writer (`runtime.outcome_writer`) stores finished attempts in batches;
@@ -28,7 +28,7 @@ from collections.abc import Awaitable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from backroom.clock import Clock, in_virtual_time
+from backroom.clock import Clock, in_virtual_time, let_ready_tasks_run
 from backroom.core.errors import Offloaded, StoreError
 from backroom.core.job import Job
 from backroom.core.retry import ErrorClassifier, RetryPolicy
@@ -168,11 +168,11 @@ class Worker:
             )
         )
         for job in jobs or ():
-            held = _Held(job)
-            self._running[job.id] = held
+            held = self._running[job.id] = _Held(job)
             self._holding.set()
             self._executing += 1
             held.task = asyncio.create_task(self._attempt(held))
+        await let_ready_tasks_run()  # a statement sent first may hand the CPU to the server
         return len(jobs or ())
 
     @property
