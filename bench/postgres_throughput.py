@@ -107,6 +107,9 @@ async def backroom_pickup(url: str, samples: int, direct: str | None = None) -> 
             async def handler_started_after(submitted_ns: int) -> float:
                 job = (await app.submit("pickup", None)).job
                 # Let the job finish and the worker fall idle again before the next one.
+                # The first look waits too: a read sent as `submit` returned ran beside
+                # the very claim it measures (the raw floor's process waits idle).
+                await clock.sleep(20)
                 while (stored := await app.get(job.id)).result is None:
                     await clock.sleep(20)
                 return float(stored.result - submitted_ns) / 1e6
