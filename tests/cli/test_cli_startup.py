@@ -90,6 +90,8 @@ def test_a_worker_process_loads_no_other_commands_server_or_client(tmp_path: Pat
     unwanted_too = ("prometheus_client", "http", "wsgiref", "opentelemetry")
     unwanted_here = ("api", "client", "dashboard", "llm", "cli.main", "cli.jobs", "cli.serve")
     assert "backroom.runtime.worker" in loaded
+    # The version comes from `backroom.version`, the worker id's suffix from os.urandom.
+    assert [name for name in ("importlib.metadata", "uuid", "platform") if name in loaded] == []
     assert [name for name in loaded if name.split(".")[0] in unwanted + unwanted_too] == []
     assert [
         name
