@@ -36,13 +36,18 @@ async def learn_array_types(connection: Connection) -> None:
     handle: Any = connection
     protocol = getattr(handle, "_protocol", None)
     introspect = getattr(handle, "_introspect_types", None)
-    if protocol is None or introspect is None:
-        await connection.fetchrow(_PROBE, *([] for _ in ARRAY_TYPES))
-        return
-    if not _LOOKED_UP:
-        types, _ = await introspect(ARRAY_OIDS, None)
-        _LOOKED_UP.append(types)
-    protocol.get_settings().register_data_types(_LOOKED_UP[0])
+    if protocol is not None and introspect is not None:
+        try:
+            if not _LOOKED_UP:
+                types, _ = await introspect(ARRAY_OIDS, None)
+                _LOOKED_UP.append(types)
+            protocol.get_settings().register_data_types(_LOOKED_UP[0])
+            return
+        except (AttributeError, TypeError, ValueError):
+            # The hooks are asyncpg's own, not its API: should a release reshape them,
+            # the connection looks the types up itself, as asyncpg would at first use.
+            pass
+    await connection.fetchrow(_PROBE, *([] for _ in ARRAY_TYPES))
 
 
 async def learn_array_types_pooled(connection: Connection) -> None:
