@@ -92,8 +92,10 @@ class AttemptSpan:
     def ended(self, outcome: Outcome | None) -> None:
         """Record how the attempt ended (None: its lease was lost)."""
         span = self._span
+        if span is None:  # untraced: no need of the API (importing it would trace on)
+            return
         otel_trace = _trace_api()
-        if span is None or otel_trace is None:
+        if otel_trace is None:
             return
         ended = "lease_lost" if outcome is None else outcome_name(outcome)
         span.set_attribute("backroom.outcome", ended)
