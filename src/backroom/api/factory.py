@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from importlib.metadata import version
 from typing import Any
 
 from fastapi import FastAPI
@@ -37,6 +36,7 @@ from backroom.app import App
 from backroom.dashboard import install_dashboard
 from backroom.service.event_streams import feed_hub
 from backroom.service.submit import SubmitPolicy
+from backroom.version import __version__
 
 DESCRIPTION = """\
 Submit slow work, get a job id in milliseconds, poll for the result.
@@ -59,7 +59,7 @@ def create_api(app: App, settings: ApiSettings | None = None) -> FastAPI:
 
     api = _BackroomApi(
         title="backroom",
-        version=version("backroom"),
+        version=__version__,
         description=DESCRIPTION,
         redoc_url=None,
         docs_url=None,  # served from local assets by `install_docs`

@@ -18,7 +18,6 @@ import signal
 import socket
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from importlib.metadata import version
 
 import uvicorn
 
@@ -31,6 +30,7 @@ from backroom.core.job import DEFAULT_TENANT
 from backroom.runtime.startup import opened_when_reachable
 from backroom.runtime.worker_config import DEFAULT_CONCURRENCY, WorkerConfig
 from backroom.service.api_keys import issue_key, list_tenants
+from backroom.version import __version__
 from backroom.webhooks.runtime import WebhookSettings, install_webhooks, with_webhook_queue
 
 Emit = Callable[[str], None]
@@ -194,7 +194,7 @@ def _log_serving(
 ) -> None:
     log.info(
         "backroom %s serving %s: store %s, %d worker(s), queues %s, concurrency %d, tasks %s",
-        version("backroom"),
+        __version__,
         base_url,
         redacted_url(app.database_url),
         workers,

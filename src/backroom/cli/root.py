@@ -6,19 +6,19 @@
 
 from __future__ import annotations
 
-from importlib.metadata import version
 from typing import Annotated
 
 import typer
 
 from backroom.cli.errors import CliError, errors_as_one_line
+from backroom.version import __version__
 
 __all__ = ["CliError", "new_cli", "run"]
 
 
 def _print_version(wanted: bool) -> None:
     if wanted:
-        print(f"backroom {version('backroom')}")
+        print(f"backroom {__version__}")
         raise typer.Exit()
 
 
