@@ -18,6 +18,7 @@ trace to continue. Until something has imported it, none can be installed.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import sys
@@ -35,20 +36,15 @@ if TYPE_CHECKING:
 
     from opentelemetry.trace import Span, Tracer, TracerProvider
 
-_API: list[ModuleType | None] = []
-"""OpenTelemetry's trace API once imported (None: the optional extra is not installed)."""
 
-
+@functools.cache
 def _trace_api() -> ModuleType | None:
     """OpenTelemetry's trace API, imported on first use; None without the extra."""
-    if not _API:
-        try:
-            from opentelemetry import trace  # noqa: PLC0415
-        except ImportError:  # the optional extra is not installed: traces are a no-op
-            _API.append(None)
-        else:
-            _API.append(trace)
-    return _API[0]
+    try:
+        from opentelemetry import trace  # noqa: PLC0415
+    except ImportError:  # the optional extra is not installed: traces are a no-op
+        return None
+    return trace
 
 
 def _provider_may_be_set() -> bool:
