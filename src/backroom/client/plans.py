@@ -14,6 +14,7 @@ import os
 import uuid
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
+from importlib.metadata import version
 from typing import Any, Generic, TypeVar
 
 import httpx
@@ -21,7 +22,6 @@ import httpx
 from backroom.client.errors import ServerUnreachable, WaitTimeout, error_for, retry_after_s
 from backroom.core.errors import ConfigError
 from backroom.core.job import JSON, JobState
-from backroom.version import __version__
 
 T = TypeVar("T")
 
@@ -250,7 +250,7 @@ def default_headers(api_key: str) -> dict[str, str]:
     """The headers every request of a client with this key carries."""
     return {
         "Authorization": f"Bearer {api_key}",
-        "User-Agent": f"backroom-client/{__version__}",
+        "User-Agent": f"backroom-client/{version('backroom')}",
     }
 
 
