@@ -11,15 +11,17 @@ processing window of a multi-process run; the peers, installed from wheels, did 
 The bench's own processes (workers that load `bench.noop_app`, PgQueuer's consumers in
 `bench.postgres_peers`) import the package too: they skip the check, which the process
 that started them made (an environment variable says so). Checking again, each spent
-~30 ms of CPU stat-ing every source and its bytecode as it started.
+~30 ms of CPU stat-ing every source and its bytecode as it started; they do not import
+`compileall` either (with `py_compile` and `importlib.util`, a few ms more each).
 """
 
-import compileall
 import os
 from pathlib import Path
 
 _COMPILED = "BACKROOM_BENCH_COMPILED"
 
 if not os.environ.get(_COMPILED):
+    import compileall
+
     compileall.compile_dir(Path(__file__).resolve().parent.parent / "src" / "backroom", quiet=1)
     os.environ[_COMPILED] = "1"

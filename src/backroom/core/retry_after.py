@@ -16,7 +16,6 @@ A proxy may pass an upstream provider's wait on under its own prefix: LiteLLM se
 
 from __future__ import annotations
 
-import email.utils
 from collections.abc import Mapping
 from datetime import UTC
 from decimal import ROUND_CEILING, Decimal, InvalidOperation
@@ -34,6 +33,10 @@ def _milliseconds(number: str, scale: int) -> int | None:
 
 
 def _http_date_ms(text: str) -> int | None:
+    # Imported here: the email package is ~4 ms of every worker's start-up (the webhook
+    # sender imports this module), for a header form that servers seldom send.
+    import email.utils  # noqa: PLC0415
+
     try:
         moment = email.utils.parsedate_to_datetime(text)
     except (TypeError, ValueError):

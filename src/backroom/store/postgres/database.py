@@ -18,7 +18,7 @@ from typing import TypeAlias
 import asyncpg
 
 from backroom.core.errors import StoreError, StoreUnavailable
-from backroom.store.migrations import SCHEMA_VERSION_DDL, pending_migrations
+from backroom.store.migrations import SCHEMA_VERSION_DDL, pending_migrations, shipped_versions
 from backroom.store.postgres.array_types import learn_array_types, learn_array_types_pooled
 from backroom.store.postgres.url import Pooler, split_options
 
@@ -242,7 +242,11 @@ class PostgresDatabase:
 
         The transaction-scoped advisory lock makes processes that start together wait
         for each other; the first applies everything and the rest find nothing to do.
+        A schema already up to date (every process start but the first) is seen in one
+        statement, without the transaction, the lock or the migrations' SQL.
         """
+        if await self._applied_all():
+            return
         async with self.transaction() as connection:
             await connection.execute("SELECT pg_advisory_xact_lock($1)", MIGRATION_LOCK_KEY)
             await connection.execute(SCHEMA_VERSION_DDL)
@@ -258,6 +262,15 @@ class PostgresDatabase:
                     migration.version,
                     migration.name,
                 )
+
+    async def _applied_all(self) -> bool:
+        """Whether every shipped migration is applied already (False if unsure)."""
+        async with self.connection() as connection:
+            try:
+                rows = await connection.fetch("SELECT version FROM schema_version")
+            except asyncpg.UndefinedTableError:
+                return False
+        return shipped_versions("postgres") <= {row["version"] for row in rows}
 
     async def schema_version(self) -> int:
         """The number of the newest migration applied; 0 before the first."""
