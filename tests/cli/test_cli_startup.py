@@ -90,8 +90,12 @@ def test_a_worker_process_loads_no_other_commands_server_or_client(tmp_path: Pat
     unwanted_too = ("prometheus_client", "http", "wsgiref", "opentelemetry")
     unwanted_here = ("api", "client", "dashboard", "llm", "cli.main", "cli.jobs", "cli.serve")
     assert "backroom.runtime.worker" in loaded
-    # The version comes from `backroom.version`, the worker id's suffix from os.urandom.
-    assert [name for name in ("importlib.metadata", "uuid", "platform") if name in loaded] == []
+    # The version comes from `backroom.version`, the worker id's suffix from os.urandom;
+    # email.utils waits for a Retry-After date.
+    not_loaded = ("importlib.metadata", "uuid", "platform", "importlib.resources", "email")
+    assert [name for name in not_loaded if name in loaded] == []
+    # Submitting loads its part of the service layer when an app first submits.
+    assert "backroom.service.submit" not in loaded
     assert [name for name in loaded if name.split(".")[0] in unwanted + unwanted_too] == []
     assert [
         name
@@ -101,3 +105,19 @@ def test_a_worker_process_loads_no_other_commands_server_or_client(tmp_path: Pat
             for part in unwanted_here
         )
     ] == []
+
+
+@pytest.mark.slow
+def test_reading_the_migrations_loads_no_importlib_resources() -> None:
+    # Every worker on a database checks them at start; importlib.resources brings
+    # tempfile, shutil and zipfile (~10 ms) for packages zipped, which backroom never is.
+    probe = (
+        "import sys\n"
+        "from backroom.store.migrations import load_migrations, shipped_versions\n"
+        "assert shipped_versions('postgres') == {m.version for m in load_migrations('postgres')}\n"
+        "print(sorted(name for name in sys.modules if name.startswith('importlib.resources')))"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert loaded == "[]"
