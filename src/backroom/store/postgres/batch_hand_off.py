@@ -29,15 +29,32 @@ WHERE (id, lease_token) IN (SELECT * FROM unnest($1::bigint[], $2::bigint[]))
 ORDER BY id FOR UPDATE
 """
 
-_OFFLOAD = """
+OFFLOADED_RETURNING = """jobs.id, jobs.lease_token, jobs.attempt, jobs.started_at, jobs.lane,
+    before.worker_id"""
+"""What `held` of an offload returns: the job's running attempt, with its worker from the
+row as it was (`before`: only the lease's holder changes it)."""
+
+STORE_OFFLOADED = """stored AS (
+    -- An offloaded job's row no longer names the attempt's worker, so the attempt's row
+    -- is stored now (the finish writes the others at their end, `postgres.finish`).
+    INSERT INTO attempts (job_id, number, lease_token, worker_id, started_at, lane)
+    SELECT id, attempt, lease_token, worker_id, started_at, lane FROM held
+    WHERE worker_id IS NOT NULL
+    ON CONFLICT (job_id, lease_token) DO NOTHING
+)"""
+"""Store the running attempts of the jobs `held` by an offload (`OFFLOADED_RETURNING`)."""
+
+_OFFLOAD = f"""
 WITH held AS (
     UPDATE jobs SET lease_expires_at = NULL, worker_id = NULL, updated_at = $1
-    FROM unnest($2::bigint[], $3::bigint[], $4::text[]) AS line (job_id, token, lane)
+    FROM unnest($2::bigint[], $3::bigint[], $4::text[]) AS line (job_id, token, lane),
+         jobs AS before
     WHERE jobs.id = line.job_id AND jobs.lease_token = line.token AND jobs.state = 'running'
-    RETURNING jobs.id, jobs.lease_token, line.lane
-)
+      AND before.id = jobs.id
+    RETURNING {OFFLOADED_RETURNING}, line.lane AS line_lane
+), {STORE_OFFLOADED}
 INSERT INTO batch_lines (job_id, lease_token, lane, batch_id, handed_at)
-SELECT id, lease_token, lane, NULL, $1 FROM held
+SELECT id, lease_token, line_lane, NULL, $1 FROM held
 ON CONFLICT (job_id, lease_token) DO NOTHING
 """
 

@@ -9,17 +9,22 @@ from backroom.core.provider_batch import BatchCounts, HandOff, LineEnd, LineJob,
 from backroom.core.spend import CallOpening
 from backroom.store.batch_rows import LINE_JOB_COLUMNS, line_job_from_row, provider_batch_from_row
 from backroom.store.postgres import finish as finish_sql
-from backroom.store.postgres.batch_hand_off import hand_off_group
+from backroom.store.postgres.batch_hand_off import (
+    OFFLOADED_RETURNING,
+    STORE_OFFLOADED,
+    hand_off_group,
+)
 from backroom.store.postgres.batch_settle import settle_lines
 from backroom.store.postgres.part import PostgresPart
 from backroom.store.rows import job_from_row
 
-_OFFLOAD = """
+_OFFLOAD = f"""
 WITH held AS (
     UPDATE jobs SET lease_expires_at = NULL, worker_id = NULL, updated_at = $1
-    WHERE id = $2 AND lease_token = $3 AND state = 'running'
-    RETURNING id, lease_token
-)
+    FROM jobs AS before
+    WHERE jobs.id = $2 AND before.id = $2 AND jobs.lease_token = $3 AND jobs.state = 'running'
+    RETURNING {OFFLOADED_RETURNING}
+), {STORE_OFFLOADED}
 INSERT INTO batch_lines (job_id, lease_token, lane, batch_id, handed_at)
 SELECT id, lease_token, $4, NULL, $1 FROM held
 ON CONFLICT (job_id, lease_token) DO NOTHING

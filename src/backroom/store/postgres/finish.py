@@ -1,9 +1,13 @@
 """Ending attempts on PostgreSQL: a batch of outcomes, or a sweep of expired leases.
 
 Each is one statement. Both build `held` (the jobs whose attempt ends, locked, each
-with the core transition that ends it) and share the rest (`_END_ATTEMPTS`): the job
-rows, their attempt rows, the transitions' history, and a wake-up when a job is queued
-again. Batches travel as parallel arrays expanded by `unnest`.
+with the running attempt as its job's row holds it and the core transition that ends
+it) and share the rest (`_END_ATTEMPTS`): the job rows, their attempt rows, the
+transitions' history, and a wake-up when a job is queued again. An attempt's row is
+written here, once, when it ends: until then its job's row holds it (see
+`postgres.queries`), except for an attempt that leaves its job's row behind, stored
+before (an offload to a provider batch, a lane move that leaves the attempt in its
+lane) and ended here in place. Batches travel as parallel arrays expanded by `unnest`.
 
 What ends an attempt may depend on `RunningFacts` only the database knows when it
 writes, so a transition that does is sent once per case (`when_spent`,
@@ -56,12 +60,21 @@ _END_ATTEMPTS = """finished AS (
     FROM held WHERE job.id = held.id AND job.id = ANY (ARRAY(SELECT id FROM held))
     RETURNING {returning}
 ), ended AS (
+    -- An attempt stored before its end (offloaded, or left behind by a lane move) ends
+    -- in place; the rest are written now, whole, from their jobs' rows as they were.
     UPDATE attempts AS attempt SET
         finished_at = $1, outcome = held.attempt_outcome,
         error_kind = held.attempt_error_kind, error_message = held.attempt_error_message,
         next_attempt_at = held.next_attempt_at
     FROM held WHERE attempt.job_id = held.id AND attempt.lease_token = held.token
         AND attempt.job_id = ANY (ARRAY(SELECT id FROM held))
+    RETURNING attempt.job_id
+), stored AS (
+    INSERT INTO attempts (job_id, number, lease_token, worker_id, started_at, lane,
+                          finished_at, outcome, error_kind, error_message, next_attempt_at)
+    SELECT id, attempt_number, token, attempt_worker, attempt_started_at, attempt_lane,
+           $1, attempt_outcome, attempt_error_kind, attempt_error_message, next_attempt_at
+    FROM held WHERE id <> ALL (ARRAY(SELECT job_id FROM ended))
 ), moves AS (
     SELECT id AS job_id, $1::bigint AS at, 'running' AS from_state, state AS to_state, reason
     FROM held
@@ -69,9 +82,14 @@ _END_ATTEMPTS = """finished AS (
     SELECT pg_notify($2, '')
     WHERE EXISTS (SELECT FROM finished WHERE state = 'queued' AND run_at <= $1)
 )"""
-"""$1 now, $2 channel; `held` has each job's id, lease `token` and transition columns;
+"""$1 now, $2 channel; `held` has each job's id, lease `token`, `_RUNNING_ATTEMPT`
+columns and transition columns;
 `{returning}` is what `finished` returns, `{record}` `RECORD_TRANSITIONS` or its
 hinted form."""
+
+_RUNNING_ATTEMPT = """job.attempt AS attempt_number, job.worker_id AS attempt_worker,
+    job.started_at AS attempt_started_at, job.lane AS attempt_lane"""
+"""The running attempt's columns of `held`, read from its job's row before the update."""
 
 _FINISH = f"""
 WITH outcome AS (
@@ -79,9 +97,9 @@ WITH outcome AS (
                          {_TRANSITION_ARRAYS})
         AS outcome (job_id, token, when_spent, when_cancel_requested, {_TRANSITION_COLUMNS})
 ), held AS (
-    SELECT job.id, outcome.* FROM (SELECT * FROM outcome ORDER BY job_id) AS outcome
+    SELECT job.*, outcome.* FROM (SELECT * FROM outcome ORDER BY job_id) AS outcome
     CROSS JOIN LATERAL (
-        SELECT id FROM jobs AS job
+        SELECT id, {_RUNNING_ATTEMPT} FROM jobs AS job
         WHERE job.id = outcome.job_id AND job.lease_token = outcome.token
           AND (job.state = 'running') IS TRUE
           AND (outcome.when_spent IS NULL
@@ -114,13 +132,17 @@ WITH cases AS (
         AS outcome (unused_id, unused_token, when_spent, when_cancel_requested,
                     {_TRANSITION_COLUMNS})
 ), expired AS (
-    SELECT id, lease_token, attempt >= max_attempts AS spent, cancel_requested FROM jobs
+    SELECT id, lease_token, attempt >= max_attempts AS spent, cancel_requested,
+           {_RUNNING_ATTEMPT}
+    FROM jobs AS job
     WHERE state = 'running' AND lease_expires_at <= $1
     ORDER BY lease_expires_at, id
     LIMIT $21
     FOR UPDATE SKIP LOCKED
 ), held AS (
-    SELECT expired.id, expired.lease_token AS token, cases.* FROM expired
+    SELECT expired.id, expired.lease_token AS token, attempt_number, attempt_worker,
+           attempt_started_at, attempt_lane, cases.*
+    FROM expired
     JOIN cases ON cases.when_spent = expired.spent
               AND cases.when_cancel_requested = expired.cancel_requested
 ), {_END_ATTEMPTS.format(returning="job.*", record=RECORD_TRANSITIONS_HINTED)}

@@ -1,9 +1,11 @@
 """Leases on PostgreSQL: claiming due jobs and extending the leases workers hold.
 
-A claim is one statement that also opens the attempts and logs the transitions. It
-reads its candidates without locks, then locks them in claim order with SKIP LOCKED,
-passing over those another claim holds (it reads four times as many candidates as it
-takes, so that two claims in flight at once each come back full). Claim order: queue
+A claim is one statement that also logs the transitions. It opens the attempts in the
+job rows alone (worker, lease token, start, lane): an attempt's row is written when it
+ends (`postgres.finish`). It reads its candidates without locks, then locks them in
+claim order with SKIP LOCKED, passing over those another claim holds (it reads four
+times as many candidates as it takes, so that two claims in flight at once each come
+back full). Claim order: queue
 by queue; within a queue, priority (highest first), then round robin among tenants,
 then due time, then id. A paused queue is not claimed from; a job of a lane that is
 paused or full is passed over, and no more of a lane's jobs are taken than it has room
@@ -104,10 +106,6 @@ claimed AS (
         cancel_requested = FALSE, lane_grant = NULL
     FROM picked WHERE job.id = picked.id AND job.id = ANY (ARRAY(SELECT id FROM picked))
     RETURNING job.*, picked.queue_rank, picked.round
-),
-started AS (
-    INSERT INTO attempts (job_id, number, lease_token, worker_id, started_at, lane)
-    SELECT id, attempt, lease_token, worker_id, started_at, lane FROM claimed
 ),
 moves AS (
     SELECT id AS job_id, $1::bigint AS at, 'queued' AS from_state, state AS to_state,

@@ -38,8 +38,19 @@ JOIN unnest($1::text[], $2::text[]) AS wanted (tenant, idempotency_key)
 """
 """The jobs named by (tenant, idempotency key) pairs."""
 
-_ATTEMPTS = "SELECT * FROM attempts WHERE job_id = $1 ORDER BY id"
-"""$1 job id."""
+_ATTEMPTS = """
+SELECT job_id, number, lease_token, worker_id, started_at, finished_at, outcome,
+       error_kind, error_message, next_attempt_at, lane
+FROM attempts WHERE job_id = $1
+UNION ALL
+SELECT id, attempt, lease_token, worker_id, started_at, NULL, NULL, NULL, NULL, NULL, lane
+FROM jobs
+WHERE id = $1 AND state = 'running'
+  AND NOT EXISTS (SELECT FROM attempts WHERE job_id = $1 AND lease_token = jobs.lease_token)
+ORDER BY lease_token
+"""
+"""$1 job id: the stored attempts, and the running one from the job's row unless it was
+stored before its end (see `postgres.finish`), in claim order, one snapshot."""
 
 # Progress events (running to running) are for the feed, not the job's transitions.
 _EVENTS = (
