@@ -60,14 +60,18 @@ _END_ATTEMPTS = """finished AS (
     FROM held WHERE job.id = held.id AND job.id = ANY (ARRAY(SELECT id FROM held))
     RETURNING {returning}
 ), ended AS (
-    -- An attempt stored before its end (offloaded, or left behind by a lane move) ends
-    -- in place; the rest are written now, whole, from their jobs' rows as they were.
+    -- An attempt stored before its end ends in place; the rest are written now, whole,
+    -- from their jobs' rows as they were. Stored before are only an offloaded job's
+    -- (no worker on its row) and one a lane move left behind (a lane on its row):
+    -- other jobs' attempts are not looked for.
     UPDATE attempts AS attempt SET
         finished_at = $1, outcome = held.attempt_outcome,
         error_kind = held.attempt_error_kind, error_message = held.attempt_error_message,
         next_attempt_at = held.next_attempt_at
     FROM held WHERE attempt.job_id = held.id AND attempt.lease_token = held.token
-        AND attempt.job_id = ANY (ARRAY(SELECT id FROM held))
+        AND (held.attempt_worker IS NULL OR held.attempt_lane IS NOT NULL)
+        AND attempt.job_id = ANY (ARRAY(
+            SELECT id FROM held WHERE attempt_worker IS NULL OR attempt_lane IS NOT NULL))
     RETURNING attempt.job_id
 ), stored AS (
     INSERT INTO attempts (job_id, number, lease_token, worker_id, started_at, lane,
