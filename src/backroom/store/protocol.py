@@ -202,7 +202,8 @@ class EventStore(Protocol):
     """A job's history: its attempts and its transitions."""
 
     async def attempts(self, job_id: int) -> list[Attempt]:
-        """Every attempt of the job, oldest first."""
+        """Every attempt of the job, oldest first, the running one included (a store
+        may hold it on the job's row until it ends, as PostgreSQL does)."""
 
     async def events(self, job_id: int, after: int = 0) -> list[JobEvent]:
         """Every stored transition of the job, oldest first."""

@@ -61,17 +61,15 @@ _END_ATTEMPTS = """finished AS (
     RETURNING {returning}
 ), ended AS (
     -- An attempt stored before its end ends in place; the rest are written now, whole,
-    -- from their jobs' rows as they were. Stored before are only an offloaded job's
-    -- (no worker on its row) and one a lane move left behind (a lane on its row):
-    -- other jobs' attempts are not looked for.
+    -- from their jobs' rows as they were. Looked for only where `held.stored_before`
+    -- says one may be: an index probe per job that finds nothing costs the finish.
     UPDATE attempts AS attempt SET
         finished_at = $1, outcome = held.attempt_outcome,
         error_kind = held.attempt_error_kind, error_message = held.attempt_error_message,
         next_attempt_at = held.next_attempt_at
     FROM held WHERE attempt.job_id = held.id AND attempt.lease_token = held.token
-        AND (held.attempt_worker IS NULL OR held.attempt_lane IS NOT NULL)
-        AND attempt.job_id = ANY (ARRAY(
-            SELECT id FROM held WHERE attempt_worker IS NULL OR attempt_lane IS NOT NULL))
+        AND held.stored_before
+        AND attempt.job_id = ANY (ARRAY(SELECT id FROM held WHERE stored_before))
     RETURNING attempt.job_id
 ), stored AS (
     INSERT INTO attempts (job_id, number, lease_token, worker_id, started_at, lane,
@@ -87,13 +85,20 @@ _END_ATTEMPTS = """finished AS (
     WHERE EXISTS (SELECT FROM finished WHERE state = 'queued' AND run_at <= $1)
 )"""
 """$1 now, $2 channel; `held` has each job's id, lease `token`, `_RUNNING_ATTEMPT`
-columns and transition columns;
+columns, `stored_before` and transition columns;
 `{returning}` is what `finished` returns, `{record}` `RECORD_TRANSITIONS` or its
 hinted form."""
 
 _RUNNING_ATTEMPT = """job.attempt AS attempt_number, job.worker_id AS attempt_worker,
     job.started_at AS attempt_started_at, job.lane AS attempt_lane"""
 """The running attempt's columns of `held`, read from its job's row before the update."""
+
+_STORED_BEFORE = "(job.worker_id IS NULL OR job.lane IS NOT NULL) AS stored_before"
+"""Whether a finished attempt's row may be stored already: an offloaded job's (no worker
+on its row) or one a lane move left behind (the job has a lane). A finish ends the
+attempts of leases its caller holds, claimed under this release, or offloaded ones; a
+lease sweep ends any, those a previous release claimed (and stored at the claim) too
+while a rollout goes on, so it looks for every one."""
 
 _FINISH = f"""
 WITH outcome AS (
@@ -103,7 +108,7 @@ WITH outcome AS (
 ), held AS (
     SELECT job.*, outcome.* FROM (SELECT * FROM outcome ORDER BY job_id) AS outcome
     CROSS JOIN LATERAL (
-        SELECT id, {_RUNNING_ATTEMPT} FROM jobs AS job
+        SELECT id, {_RUNNING_ATTEMPT}, {_STORED_BEFORE} FROM jobs AS job
         WHERE job.id = outcome.job_id AND job.lease_token = outcome.token
           AND (job.state = 'running') IS TRUE
           AND (outcome.when_spent IS NULL
@@ -145,7 +150,7 @@ WITH cases AS (
     FOR UPDATE SKIP LOCKED
 ), held AS (
     SELECT expired.id, expired.lease_token AS token, attempt_number, attempt_worker,
-           attempt_started_at, attempt_lane, cases.*
+           attempt_started_at, attempt_lane, TRUE AS stored_before, cases.*
     FROM expired
     JOIN cases ON cases.when_spent = expired.spent
               AND cases.when_cancel_requested = expired.cancel_requested
