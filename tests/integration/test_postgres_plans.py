@@ -7,14 +7,14 @@ and every job for each batch of the event feed the webhook dispatcher reads. Eac
 fills a table it never analyzes and asserts on the rows each plan node read
 (EXPLAIN ANALYZE, counts not times). A finish that joined its batch to `jobs` and
 `attempts` through a CTE alone read both tables whole once some thousands of jobs had
-run, analyzed or not: its plan is read beside 4,000 finished jobs (EXPLAIN only).
+run, analyzed or not: `test_postgres_finish_plans` reads its plans.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -23,11 +23,9 @@ import pytest
 from postgres_schemas import scratch_schema
 from postgres_store_support import MINUTE, T0, due_job, migrated
 
-from backroom.core import transitions
-from backroom.core.job import DEFAULT_QUEUE, DEFAULT_TENANT, Lease
+from backroom.core.job import DEFAULT_QUEUE, DEFAULT_TENANT
 from backroom.core.outcome import Succeeded
 from backroom.store.postgres import feed, leases
-from backroom.store.postgres import finish as finish_sql
 from backroom.store.postgres.database import PostgresSettings
 from backroom.store.postgres.store import PostgresStore
 
@@ -204,47 +202,6 @@ async def test_a_sweep_analyzes_a_grown_table_autovacuum_leaves_alone(
     assert first is not None and second is not None
     assert first["reltuples"] > QUEUED / 2  # analyzed (-1 before: never)
     assert second["analyses"] == first["analyses"] == 1  # not again until it doubles
-
-
-HELD = 200
-DONE_BEFORE = 4_000
-"""Jobs run to the end before the batch whose finish is planned."""
-
-
-async def _run_to_the_end(store: PostgresStore, count: int) -> None:
-    for first in range(0, count, 1_000):
-        jobs = await store.claim([], min(1_000, count - first), "worker", MINUTE, T0)
-        applied = await store.finish([(job.lease, Succeeded(None)) for job in jobs], T0)
-        assert all(applied)
-
-
-async def _finish_plan(settings: PostgresSettings, held: list[Lease]) -> str:
-    rows = [
-        (lease.job_id, lease.token, facts, transition)
-        for lease in held
-        for facts, transition in transitions.finish_cases(Succeeded(None), T0)
-    ]
-    connection = await asyncpg.connect(settings.dsn)
-    try:
-        await connection.execute("ANALYZE")
-        plan = await connection.fetch(
-            "EXPLAIN " + finish_sql.FINISH_HINTED, T0, "unused", *finish_sql._columns(rows)
-        )
-    finally:
-        await connection.close()
-    return "\n".join(row[0] for row in plan)
-
-
-async def test_a_finish_reads_jobs_and_attempts_by_key_beside_thousands_run(
-    open_store: Callable[[], PostgresStore], settings: PostgresSettings
-) -> None:
-    store = await migrated(open_store())
-    await store.submit_many([due_job()] * (DONE_BEFORE + HELD), T0)
-    await _run_to_the_end(store, DONE_BEFORE)
-    held = await store.claim([], HELD, "worker", MINUTE, T0)
-    plan = await _finish_plan(settings, [job.lease for job in held])
-    assert "Seq Scan on jobs" not in plan, plan
-    assert "Seq Scan on attempts" not in plan, plan
 
 
 HOOKED = 5

@@ -1,15 +1,15 @@
-"""The PostgreSQL finish works out each distinct outcome's transition once per batch,
-and a success's once for every success: the rows it sends are those of each outcome
-worked out alone."""
+"""The PostgreSQL finish sends each distinct outcome's transition once per batch (a
+success's once for every success, each job's result beside its index), and each job
+finds in it, at the offset the database computes from its `RunningFacts`, the
+transition `finished` makes for that outcome and those facts."""
 
 from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from backroom.core import transitions
 from backroom.core.job import ErrorInfo
+from backroom.core.lifecycle import EVERY_RUNNING_FACT, RunningFacts
 from backroom.core.outcome import (
     Cancelled,
     Deferred,
@@ -20,6 +20,7 @@ from backroom.core.outcome import (
     Succeeded,
 )
 from backroom.store.postgres import finish as finish_sql
+from backroom.store.rows import dump_nullable_json
 
 NOW = 1_700_000_000_000
 ERROR = ErrorInfo("ValueError", "bad input")
@@ -37,18 +38,62 @@ OUTCOMES: list[Outcome] = [
 ]
 
 
-def _alone(outcome: Outcome) -> list[tuple[Any, tuple[Any, ...]]]:
+Sent = tuple[str | None, list[tuple[Any, ...]]]
+"""A job's result as sent, and the transition it takes in each case of `RunningFacts`."""
+
+
+def _sent(outcomes: list[Outcome]) -> list[Sent]:
+    """What the finish sends for each of `outcomes`, one job each, in one batch."""
+    arguments = finish_sql.finish_arguments(
+        (((job_id, 1), outcome) for job_id, outcome in enumerate(outcomes)), NOW
+    )
+    cases = list(zip(*arguments[:13], strict=True))
+    job_ids, tokens, first_cases, results = arguments[13:]
+    assert job_ids == list(range(len(outcomes))) and tokens == [1] * len(outcomes)
+    results += [None] * (len(outcomes) - len(results))  # the database pads it so
     return [
-        (facts, finish_sql._transition_row(transition))
-        for facts, transition in transitions.finish_cases(outcome, NOW)
+        (result, [cases[first - 1 + _offset(facts)] for facts in EVERY_RUNNING_FACT])
+        for first, result in zip(first_cases, results, strict=True)
     ]
 
 
-@pytest.mark.parametrize("outcome", OUTCOMES, ids=repr)
-def test_each_outcome_in_a_batch_sends_the_rows_it_would_alone(outcome: Outcome) -> None:
-    known: dict[Outcome, Any] = {}
-    for other in OUTCOMES:  # the batch's other outcomes worked out first
-        finish_sql._cases(other, NOW, known)
+def _offset(facts: RunningFacts) -> int:
+    """Where the database finds the case of `facts` among a transition's four."""
+    return 2 * facts.spent + facts.cancel_requested
 
-    assert finish_sql._cases(outcome, NOW, known) == _alone(outcome)
-    assert finish_sql._cases(outcome, NOW, {}) == _alone(outcome)
+
+def _alone(outcome: Outcome) -> Sent:
+    result = outcome.result if isinstance(outcome, Succeeded) else None
+    return (
+        dump_nullable_json(result),
+        [
+            finish_sql._transition_row(transitions.finished(outcome, NOW, facts))
+            for facts in EVERY_RUNNING_FACT
+        ],
+    )
+
+
+def test_each_job_takes_the_transition_of_its_outcome_and_facts() -> None:
+    assert _sent(OUTCOMES) == [_alone(outcome) for outcome in OUTCOMES]
+    assert [_sent([outcome])[0] for outcome in OUTCOMES] == [_alone(o) for o in OUTCOMES]
+
+
+def test_each_distinct_transition_is_sent_once() -> None:
+    batch: list[Outcome] = [
+        Succeeded(None),
+        Succeeded("text"),
+        Succeeded(0),
+        Failed(ERROR),
+        Failed(ERROR),
+    ]
+    arguments = finish_sql.finish_arguments(
+        (((job_id, 1), outcome) for job_id, outcome in enumerate(batch)), NOW
+    )
+    assert len(arguments[0]) == 8  # four cases of a success, four of the failure
+    assert arguments[-2] == [1, 1, 1, 5, 5]
+    assert arguments[-1] == [None, '"text"', "0"]  # up to the last result
+
+
+def test_a_batch_with_no_result_sends_none() -> None:
+    arguments = finish_sql.finish_arguments([((1, 1), Succeeded(None))], NOW)
+    assert arguments[-1] == []

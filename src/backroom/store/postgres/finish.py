@@ -7,11 +7,14 @@ transitions' history, and a wake-up when a job is queued again. An attempt's row
 written here, once, when it ends: until then its job's row holds it (see
 `postgres.queries`), except for an attempt that leaves its job's row behind, stored
 before (an offload to a provider batch, a lane move that leaves the attempt in its
-lane) and ended here in place. Batches travel as parallel arrays expanded by `unnest`.
+lane) and ended here in place. Batches travel as parallel arrays.
 
-What ends an attempt may depend on `RunningFacts` only the database knows when it
-writes, so a transition that does is sent once per case (`when_spent`,
-`when_cancel_requested`; NULL matches any) and each job joins the case that fits it.
+Each distinct transition of a batch is sent once (most batches have one to three) and
+each job as its id, lease token, the index of its transition and its result: asyncpg
+encodes and type-checks every element of an array, and an array per column of the
+transition, with an element per job, cost the worker ~20 calls a job. What ends an
+attempt may depend on `RunningFacts` only the database knows when it writes, so each
+transition is sent as four cases, one for each, and each job takes the one that fits.
 
 Locks are taken in job id order, each row by its own `FOR UPDATE` in a LATERAL
 subquery the planner can neither flatten nor reorder: two batches that share jobs
@@ -32,14 +35,27 @@ from backroom.store.postgres.database import PooledConnection
 from backroom.store.postgres.history import RECORD_TRANSITIONS, RECORD_TRANSITIONS_HINTED
 from backroom.store.rows import dump_nullable_json, error_columns, job_from_row
 
-_TRANSITION_COLUMNS = """state, result, keeps_error, error_kind, error_message, run_at,
-    finished_at, attempt_change, attempt_outcome, attempt_error_kind,
-    attempt_error_message, next_attempt_at, reason, wait_reason"""
+_TRANSITION_SQL = """state text, keeps_error boolean, error_kind text, error_message text,
+    run_at bigint, finished_at bigint, attempt_change integer, attempt_outcome text,
+    attempt_error_kind text, attempt_error_message text, next_attempt_at bigint,
+    reason text, wait_reason text"""
+_TRANSITION_COLUMNS = [column.split() for column in _TRANSITION_SQL.split(",")]
+"""The columns of `_transition_row`, by name and type."""
 
-_TRANSITION_ARRAYS = """$5::text[], $6::text[], $7::boolean[], $8::text[], $9::text[],
-    $10::bigint[], $11::bigint[], $12::integer[], $13::text[], $14::text[], $15::text[],
-    $16::bigint[], $17::text[], $18::text[]"""
-"""The arrays of `_transition_row` columns, after four arrays of the rows' keys."""
+_CASE_COLUMNS = ",\n        ".join(
+    f"(${number}::{kind}[])[held.pick] AS {name}"
+    for number, (name, kind) in enumerate(_TRANSITION_COLUMNS, start=3)
+)
+"""The columns of case `held.pick` of the arrays $3 to $15: each job picks its case by
+index, which keeps `held` as many rows as jobs (joined to a table of cases, the planner
+expected one row, and planned the updates after it for one: 2-3x the time)."""
+
+_FACTS = "(attempt >= max_attempts)::integer * 2 + cancel_requested::integer"
+"""The offset of a job's `RunningFacts` among the four cases of a transition: its
+index in `_EVERY_FACT`."""
+
+_EVERY_FACT = tuple(RunningFacts(s, c) for s in (False, True) for c in (False, True))
+"""The cases of every transition, in the order `_FACTS` counts them."""
 
 _END_ATTEMPTS = """finished AS (
     -- The ids as an array too, in both updates, so that rows are found by key: joined to
@@ -102,26 +118,31 @@ while a rollout goes on, so it looks for every one."""
 
 _FINISH = f"""
 WITH outcome AS (
-    SELECT * FROM unnest($3::bigint[], $4::bigint[], $19::boolean[], $20::boolean[],
-                         {_TRANSITION_ARRAYS})
-        AS outcome (job_id, token, when_spent, when_cancel_requested, {_TRANSITION_COLUMNS})
+    -- Counted by generate_series, not `unnest`: a plan made for any batch (the generic
+    -- plan kept after five) expects 1,000 jobs rather than 10, and finds the attempts
+    -- of a batch by hash, not by an index scan per job that steps through every id.
+    SELECT ($16::bigint[])[n] AS job_id, ($17::bigint[])[n] AS token,
+           ($18::integer[])[n] AS first_case, ($19::text[])[n] AS result
+    FROM generate_series(1, cardinality($16::bigint[])) AS n
 ), held AS (
-    SELECT job.*, outcome.* FROM (SELECT * FROM outcome ORDER BY job_id) AS outcome
+    SELECT held.*, outcome.token, outcome.result,
+        {_CASE_COLUMNS}
+    FROM (SELECT * FROM outcome ORDER BY job_id) AS outcome
     CROSS JOIN LATERAL (
-        SELECT id, {_RUNNING_ATTEMPT}, {_STORED_BEFORE} FROM jobs AS job
+        SELECT id, {_RUNNING_ATTEMPT}, {_STORED_BEFORE},
+               outcome.first_case + {_FACTS} AS pick
+        FROM jobs AS job
         WHERE job.id = outcome.job_id AND job.lease_token = outcome.token
           AND (job.state = 'running') IS TRUE
-          AND (outcome.when_spent IS NULL
-               OR outcome.when_spent = (job.attempt >= job.max_attempts))
-          AND (outcome.when_cancel_requested IS NULL
-               OR outcome.when_cancel_requested = job.cancel_requested)
         FOR UPDATE
-    ) AS job
+    ) AS held
 ), {{end_attempts}}
 SELECT finished.id, finished.lease_token, (SELECT count(*) FROM wake) AS woken FROM finished
 """
-"""$1 now, $2 channel, $3 job ids, $4 tokens, $5.. the transitions' columns, $19
-`when_spent`, $20 `when_cancel_requested`: the (id, lease token) of each job applied;
+"""$1 now, $2 channel, $3 to $15 the cases (`_CASE_COLUMNS`), then per job $16 its id,
+$17 its lease token, $18 the index of the first of its transition's four cases and $19
+its result (an array shorter than the rest, even empty, where the last jobs have none:
+past its end it reads NULL): the (id, lease token) of each job applied;
 `{end_attempts}` is `_END_ATTEMPTS`, formatted."""
 
 _FINISHED = "job.id, job.lease_token, job.state, job.run_at"
@@ -135,40 +156,33 @@ FINISH_HINTED = _FINISH.format(
 """The finish whose caller wakes the feed's readers after the commit (`FeedHint`)."""
 
 EXPIRE_LEASES = f"""
-WITH cases AS (
-    SELECT * FROM unnest($3::bigint[], $4::bigint[], $19::boolean[], $20::boolean[],
-                         {_TRANSITION_ARRAYS})
-        AS outcome (unused_id, unused_token, when_spent, when_cancel_requested,
-                    {_TRANSITION_COLUMNS})
-), expired AS (
-    SELECT id, lease_token, attempt >= max_attempts AS spent, cancel_requested,
-           {_RUNNING_ATTEMPT}
+WITH expired AS (
+    SELECT id, lease_token, 1 + {_FACTS} AS pick, {_RUNNING_ATTEMPT}
     FROM jobs AS job
     WHERE state = 'running' AND lease_expires_at <= $1
     ORDER BY lease_expires_at, id
-    LIMIT $21
+    LIMIT $16
     FOR UPDATE SKIP LOCKED
 ), held AS (
-    SELECT expired.id, expired.lease_token AS token, attempt_number, attempt_worker,
-           attempt_started_at, attempt_lane, TRUE AS stored_before, cases.*
-    FROM expired
-    JOIN cases ON cases.when_spent = expired.spent
-              AND cases.when_cancel_requested = expired.cancel_requested
+    SELECT held.id, held.lease_token AS token, attempt_number, attempt_worker,
+           attempt_started_at, attempt_lane, TRUE AS stored_before, NULL::text AS result,
+        {_CASE_COLUMNS}
+    FROM expired AS held
 ), {_END_ATTEMPTS.format(returning="job.*", record=RECORD_TRANSITIONS_HINTED)}
 SELECT finished.*, (SELECT count(*) FROM wake) AS woken FROM finished ORDER BY id
 """
-"""$1 now, $2 channel, $3.. $20 the transition of each case of `RunningFacts` (as
-the finish takes them, with no job), $21 limit: the jobs swept. Its caller wakes the
-feed's readers after the commit (`FeedHint`)."""
+"""$1 now, $2 channel, $3 to $15 the four cases of the transition (`_CASE_COLUMNS`),
+$16 limit: the jobs swept. Its caller wakes the feed's readers after the commit
+(`FeedHint`)."""
 
 
 def _transition_row(transition: Transition) -> tuple[Any, ...]:
+    """The `_CASE_COLUMNS` of a transition; a success's result goes with its job."""
     end = transition.attempt_end
     if end is None:
         raise ValueError(f"{transition.source} -> {transition.target} ends no attempt")
     return (
         transition.target,
-        dump_nullable_json(transition.result),
         transition.keeps_error,
         *error_columns(transition.error),
         transition.run_at,
@@ -182,61 +196,63 @@ def _transition_row(transition: Transition) -> tuple[Any, ...]:
     )
 
 
+def _four_cases(cases: Sequence[tuple[RunningFacts | None, Transition]]) -> list[tuple[Any, ...]]:
+    """The `_transition_row` of each case in `_EVERY_FACT`'s order (None: every case)."""
+    rows = {facts: _transition_row(transition) for facts, transition in cases}
+    return [rows[facts] if facts in rows else rows[None] for facts in _EVERY_FACT]
+
+
 _DONE = Succeeded(None)
-"""A success with no result: the one computed for every success of a batch."""
-
-_Case = tuple[RunningFacts | None, tuple[Any, ...]]
-"""A case of `RunningFacts` (None: any) and the `_transition_row` of its transition."""
+"""A success with no result: the transition of every success, whatever its result."""
 
 
-def _columns(
-    rows: Sequence[tuple[int | None, int | None, RunningFacts | None, Transition]],
-) -> list[list[Any]]:
-    """Parallel arrays for the finish or `EXPIRE_LEASES`, from $3 to $20."""
-    return _arrays(
-        (job_id, token, facts, _transition_row(transition))
-        for job_id, token, facts, transition in rows
-    )
+class _Cases:
+    """The cases of a batch's distinct outcomes, each worked out once, as `_CASE_COLUMNS`
+    takes them: `first(outcome)` is the index of the first of its four."""
+
+    def __init__(self, now: int) -> None:
+        self._now = now
+        self._first: dict[Outcome, int] = {}
+        self.rows: list[tuple[Any, ...]] = []
+
+    def first(self, outcome: Outcome) -> int:
+        """The index of `outcome`'s first case, adding its cases if they are new."""
+        if isinstance(outcome, Succeeded):
+            outcome = _DONE  # its result goes with its job
+        try:
+            known = self._first.get(outcome)
+        except TypeError:  # it holds a dict or a list: worked out for it alone
+            return self._add(outcome)
+        if known is None:
+            known = self._first[outcome] = self._add(outcome)
+        return known
+
+    def _add(self, outcome: Outcome) -> int:
+        first = len(self.rows) + 1  # PostgreSQL counts from 1
+        self.rows += _four_cases(transitions.finish_cases(outcome, self._now))
+        return first
+
+    def arrays(self) -> list[list[Any]]:
+        """`_CASE_COLUMNS`' arrays, $3 to $15."""
+        return [list(column) for column in zip(*self.rows, strict=True)]
 
 
-def _arrays(
-    rows: Iterable[tuple[int | None, int | None, RunningFacts | None, Any]],
-) -> list[list[Any]]:
-    """`_columns` of rows whose transitions are already `_transition_row`s."""
-    job_ids, tokens, spent, cancel_requested, values = [], [], [], [], []
-    for job_id, token, facts, row in rows:
+def finish_arguments(outcomes: Iterable[tuple[tuple[int, int], Outcome]], now: int) -> list[Any]:
+    """The finish's arguments from $3 on, for the outcomes of distinct (job id, lease
+    token) pairs."""
+    cases = _Cases(now)
+    job_ids, tokens, first_cases, results = [], [], [], []
+    sent = 0  # how many of `results` are sent: up to the last that is not None
+    for (job_id, token), outcome in outcomes:
         job_ids.append(job_id)
         tokens.append(token)
-        spent.append(None if facts is None else facts.spent)
-        cancel_requested.append(None if facts is None else facts.cancel_requested)
-        values.append(row)
-    return [
-        job_ids,
-        tokens,
-        *(list(column) for column in zip(*values, strict=True)),
-        spent,
-        cancel_requested,
-    ]
-
-
-def _cases(outcome: Outcome, now: int, known: dict[Outcome, list[_Case]]) -> list[_Case]:
-    """The cases of `outcome`'s transition at `now`, worked out once for equal outcomes
-    in `known` (a batch's successes: once for all of them, each with its own result)."""
-    if isinstance(outcome, Succeeded) and outcome.result is not None:
-        # A success's transition differs from another's by its result alone (column 1).
-        result = dump_nullable_json(outcome.result)
-        return [(facts, (row[0], result, *row[2:])) for facts, row in _cases(_DONE, now, known)]
-    try:
-        cases = known.get(outcome)
-    except TypeError:  # it holds a dict or a list: worked out for it alone
-        return _worked_out(outcome, now)
-    if cases is None:
-        cases = known[outcome] = _worked_out(outcome, now)
-    return cases
-
-
-def _worked_out(outcome: Outcome, now: int) -> list[_Case]:
-    return [(facts, _transition_row(t)) for facts, t in transitions.finish_cases(outcome, now)]
+        first_cases.append(cases.first(outcome))
+        result = outcome.result if isinstance(outcome, Succeeded) else None
+        results.append(None if result is None else dump_nullable_json(result))
+        if result is not None:
+            sent = len(results)
+    del results[sent:]
+    return [*cases.arrays(), job_ids, tokens, first_cases, results]
 
 
 async def finish(
@@ -257,16 +273,11 @@ async def finish(
         first_outcomes.setdefault((lease.job_id, lease.token), outcome)
     if not first_outcomes:
         return []
-    known: dict[Outcome, list[_Case]] = {}
-    rows = [
-        (job_id, token, facts, row)
-        for (job_id, token), outcome in first_outcomes.items()
-        for facts, row in _cases(outcome, now, known)
-    ]
+    arguments = finish_arguments(first_outcomes.items(), now)
     done = {
         (row["id"], row["lease_token"])
         for row in await connection.fetch(
-            FINISH_HINTED if hinted else FINISH_NOTIFYING, now, channel, *_arrays(rows)
+            FINISH_HINTED if hinted else FINISH_NOTIFYING, now, channel, *arguments
         )
     }
     flags = []
@@ -281,6 +292,6 @@ async def expire_leases(
     connection: PooledConnection, now: int, limit: int, channel: str
 ) -> list[Job]:
     """Requeue (or fail, or cancel) up to `limit` jobs whose lease ran out."""
-    cases = [(None, None, facts, transition) for facts, transition in transitions.expire_cases(now)]
-    rows = await connection.fetch(EXPIRE_LEASES, now, channel, *_columns(cases), limit)
+    cases = zip(*_four_cases(transitions.expire_cases(now)), strict=True)
+    rows = await connection.fetch(EXPIRE_LEASES, now, channel, *map(list, cases), limit)
     return [job_from_row(row) for row in rows]
