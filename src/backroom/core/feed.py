@@ -147,3 +147,5 @@ class FeedPage:
 
     events: list[FeedEvent] = field(default_factory=list)
     position: FeedPosition = START
+    full: bool = False
+    """The read stopped at its limit: more events may follow `position` already."""

@@ -37,7 +37,8 @@ def read_feed(tables: MemoryTables, after: FeedPosition, where: FeedFilter, limi
             )
         )
     position = scanned[-1].position if scanned else after
-    return FeedPage([event for event in scanned if where.matches(event)], position)
+    full = len(scanned) == limit
+    return FeedPage([event for event in scanned if where.matches(event)], position, full)
 
 
 def feed_head(tables: MemoryTables) -> FeedPosition:

@@ -44,17 +44,19 @@ WITH scanned AS (
 )
 """
 
+# The last event read, for the position, with how many were read: a full batch means
+# more may be waiting (`FeedPage.full`).
 _AND_LAST_SCANNED = """
 UNION ALL
 (SELECT e.xid::text::bigint, e.id, e.job_id, e.at, e.from_state, e.to_state, e.reason,
-        '', '', '', false, false
+        '', '', '', false, false, (SELECT count(*) FROM scanned)
  FROM scanned AS e ORDER BY e.xid DESC, e.id DESC LIMIT 1)
 ORDER BY commit_id, id
 """
 
 # Some tenants subscribe ($4): every event's job is read, for its tenant.
 _READ_DELIVERABLE = f"""{_SCANNED}
-SELECT {_COLUMNS}, true AS wanted
+SELECT {_COLUMNS}, true AS wanted, 0::bigint AS scanned
 FROM scanned AS e
 -- Each event's job by its primary key, in a subquery the planner cannot flatten (the
 -- LIMIT): as a join, planned from a table without statistics (autovacuum off), it
@@ -71,7 +73,7 @@ WHERE j.tenant = ANY ($4::text[])
 # that small index, and the other events nothing, rather than a read of the job's row
 # each (a batch of no-op jobs' events: 4-7 us an event against 1.6-2.7).
 _READ_HOOKED = f"""{_SCANNED}
-SELECT {_COLUMNS}, true AS wanted
+SELECT {_COLUMNS}, true AS wanted, 0::bigint AS scanned
 FROM scanned AS e
 CROSS JOIN LATERAL (
     SELECT tenant, task, queue, webhook_url FROM jobs
@@ -140,7 +142,8 @@ async def read_feed(
         )
     events = [_event(row) for row in rows]
     position = events[-1].position if events else after
-    return FeedPage([event for event in events if where.matches(event)], position)
+    full = len(rows) == limit
+    return FeedPage([event for event in events if where.matches(event)], position, full)
 
 
 async def _read_deliverable(
@@ -158,7 +161,8 @@ async def _read_deliverable(
     events = [_event(row) for row in rows if row["wanted"]]
     last = rows[-1]
     position = FeedPosition(last["commit_id"], last["id"])
-    return FeedPage([event for event in events if where.matches(event)], position)
+    full = last["scanned"] == limit
+    return FeedPage([event for event in events if where.matches(event)], position, full)
 
 
 def _event(row: Row) -> FeedEvent:

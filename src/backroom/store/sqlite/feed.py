@@ -36,7 +36,8 @@ LIMIT :limit
 """
 
 # The webhook dispatcher's read: of the next `limit` events only those it may send
-# (`FeedFilter.deliverable`) come back, then the last one read, for the position. The
+# (`FeedFilter.deliverable`) come back, then the last one read, for the position, with
+# how many were read (a full batch: more may be waiting, `FeedPage.full`). The
 # job of an event is looked up only where a tenant subscribes or the event is terminal;
 # one statement, so both parts see the same events.
 _READ_DELIVERABLE = """
@@ -45,14 +46,15 @@ WITH scanned AS MATERIALIZED (
 )
 SELECT * FROM (
     SELECT e.id, e.job_id, e.at, e.from_state, e.to_state, e.reason, j.tenant, j.task,
-           j.queue, j.webhook_url IS NOT NULL AS webhook, 1 AS wanted
+           j.queue, j.webhook_url IS NOT NULL AS webhook, 1 AS wanted, 0 AS scanned
     FROM scanned AS e JOIN jobs AS j ON j.id = e.job_id
     WHERE (:any_tenant OR e.to_state IN ('succeeded', 'failed', 'cancelled'))
       AND (j.tenant IN (SELECT value FROM json_each(:tenants))
            OR (j.webhook_url IS NOT NULL AND e.to_state IN ('succeeded', 'failed', 'cancelled')))
     UNION ALL
     SELECT * FROM (
-        SELECT id, job_id, at, from_state, to_state, reason, '', '', '', 0, 0
+        SELECT id, job_id, at, from_state, to_state, reason, '', '', '', 0, 0,
+               (SELECT count(*) FROM scanned)
         FROM scanned ORDER BY id DESC LIMIT 1
     )
 )
@@ -99,7 +101,8 @@ def read_feed(
         rows = connection.execute(_READ, params).fetchall()
     events = [_event(row) for row in rows]
     position = events[-1].position if events else after
-    return FeedPage([event for event in events if where.matches(event)], position)
+    full = len(rows) == limit
+    return FeedPage([event for event in events if where.matches(event)], position, full)
 
 
 def _read_deliverable(
@@ -118,7 +121,8 @@ def _read_deliverable(
         return FeedPage([], after)
     events = [_event(row) for row in rows if row["wanted"]]
     position = FeedPosition(0, rows[-1]["id"])
-    return FeedPage([event for event in events if where.matches(event)], position)
+    full = rows[-1]["scanned"] == limit
+    return FeedPage([event for event in events if where.matches(event)], position, full)
 
 
 def _event(row: sqlite3.Row) -> FeedEvent:
