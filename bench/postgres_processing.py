@@ -8,7 +8,8 @@
 Each round runs every system with each number of processes, in alternating order, on
 a queue of `--jobs` jobs enqueued in bulk beforehand (VACUUM ANALYZE, CHECKPOINT, then
 the run): backroom's `backroom worker --burst` at its defaults (and at `--concurrency
-100`), PgQueuer draining its queue at its defaults (batch 10) and with `batch_size=100`.
+100`; with N > 1, N commands, and one command `--processes N` as well), PgQueuer
+draining its queue at its defaults (batch 10) and with `batch_size=100`.
 The rate is jobs over the processing window (the first start to the last end, as each
 system stores them); the WAL per job is what the run wrote into its own database (see
 `bench.postgres_wal`), with the server's whole WAL (others' work included) beside it;
@@ -51,6 +52,9 @@ BACKROOM: dict[str, list[str]] = {
     "backroom defaults": [],
     "backroom concurrency 100": ["--concurrency", "100"],
 }
+FORKED = "backroom defaults, one command"
+"""The defaults' row run as one `backroom worker --processes N` (N processes forked after
+one import) rather than N commands; with 1 process it is the defaults' row."""
 PGQUEUER = {"PgQueuer default": "10", "PgQueuer batch 100": "100"}
 
 
@@ -106,11 +110,14 @@ PGQUEUER_WINDOW = (
 )
 
 
-async def backroom_run(url: str, jobs: int, processes: int, *, options: list[str]) -> Run:
+async def backroom_run(
+    url: str, jobs: int, processes: int, *, options: list[str], fork: bool = False
+) -> Run:
     await backroom_enqueue(url, jobs, bulk=True)
     command = [sys.executable, "-m", "backroom", "worker", "--app", "bench.noop_app:app"]
     command += ["--db", url, "--burst", *options]
-    return await measured(url, lambda: start_all([command] * processes), BACKROOM_WINDOW, jobs)
+    commands = [[*command, "--processes", str(processes)]] if fork else [command] * processes
+    return await measured(url, lambda: start_all(commands), BACKROOM_WINDOW, jobs)
 
 
 async def pgqueuer_run(url: str, jobs: int, processes: int, *, batch: str) -> Run:
@@ -130,12 +137,15 @@ async def measure(server: Server, jobs: int, rounds: int, counts: list[int]) -> 
         await pgqueuer_install(peer)
         systems: dict[str, Callable[[int], Awaitable[Run]]] = {
             **{name: partial(backroom_run, mine, jobs, options=o) for name, o in BACKROOM.items()},
+            FORKED: partial(backroom_run, mine, jobs, options=[], fork=True),
             **{name: partial(pgqueuer_run, peer, jobs, batch=b) for name, b in PGQUEUER.items()},
         }
         for number in range(rounds):
             for processes in counts:
                 order = list(systems) if number % 2 == 0 else list(reversed(systems))
                 for name in order:
+                    if name == FORKED and processes == 1:
+                        continue
                     label = f"{name}, {processes} process{'es' if processes > 1 else ''}"
                     rows.runs.setdefault(label, []).append(await systems[name](processes))
                     rows.loads.append(os.getloadavg()[0])

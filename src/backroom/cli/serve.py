@@ -23,6 +23,7 @@ from backroom.cli.root import CliError
 from backroom.cli.worker import AppOption, BuiltinTasksOption, LlmConfigOption
 from backroom.config import HttpLimits, Settings
 from backroom.core.job import DEFAULT_QUEUES
+from backroom.runtime.processes import run_processes
 from backroom.runtime.worker_config import DEFAULT_CONCURRENCY
 from backroom.webhooks.runtime import WebhookSettings
 
@@ -83,7 +84,7 @@ def serve_command(
     # Imported here: the web stack would slow every other command's start (a `backroom
     # worker` process starts in half the time without it).
     from backroom.api import ApiSettings  # noqa: PLC0415
-    from backroom.api.processes import run_processes, shared_listener  # noqa: PLC0415
+    from backroom.api.processes import shared_listener  # noqa: PLC0415
     from backroom.api.server import ServeConfig, listen, serve  # noqa: PLC0415
 
     configure_telemetry(log_level, log_json)

@@ -91,6 +91,15 @@ def worker(
     metrics_host: Annotated[
         str, typer.Option(help="The address --metrics-port listens on.")
     ] = "127.0.0.1",
+    processes: Annotated[
+        int,
+        typer.Option(
+            min=1,
+            max=64,
+            help="Worker processes, forked after one import of the app: one per core. "
+            "Each serves its counters on --metrics-port plus its index.",
+        ),
+    ] = 1,
 ) -> None:
     """Run jobs of an app's tasks until SIGTERM/SIGINT (or, with --burst, until idle)."""
     run_worker(
@@ -114,6 +123,7 @@ def worker(
             log_json=log_json,
             metrics_port=metrics_port,
             metrics_host=metrics_host,
+            processes=processes,
         )
     )
 

@@ -85,6 +85,7 @@ VALUES: dict[str, tuple[str, Reader]] = {
     "--log-level": ("log_level", _log_level),
     "--metrics-port": ("metrics_port", _whole(0, 65535)),
     "--metrics-host": ("metrics_host", _text),
+    "--processes": ("processes", _whole(1, 64)),
 }
 """Each option that takes a value: the option it sets, and its value's reader."""
 

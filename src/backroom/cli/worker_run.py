@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from backroom.app import App
@@ -18,7 +18,8 @@ from backroom.cli.app_choice import AppChoice, Connection, choose_app
 from backroom.cli.logs import configure_telemetry
 from backroom.config import Settings, redacted_url
 from backroom.core.usage import OverBudget
-from backroom.runtime.startup import opened_when_reachable
+from backroom.runtime.processes import run_processes
+from backroom.runtime.startup import import_store_code, opened_when_reachable
 from backroom.runtime.worker_config import DEFAULT_CONCURRENCY, WorkerConfig
 from backroom.version import __version__
 from backroom.webhooks.runtime import WebhookSettings, install_webhooks
@@ -49,18 +50,43 @@ class WorkerOptions:
     log_json: bool = False
     metrics_port: int | None = None
     metrics_host: str = "127.0.0.1"
+    processes: int = 1
 
 
 def run_worker(options: WorkerOptions) -> None:
-    """Run jobs of an app's tasks until SIGTERM/SIGINT (or, with --burst, until idle)."""
+    """Run jobs of an app's tasks until SIGTERM/SIGINT (or, with --burst, until idle).
+
+    With `processes` above 1, the app is imported once and that many worker processes
+    are forked from here (`backroom.runtime.processes`), each a worker of its own: its
+    own id, connections and slots, its counters on `metrics_port` plus its index.
+    """
     configure_telemetry(options.log_level, options.log_json)
     connection = Connection(options.listen_url, options.pool_min, options.pool_max)
     choice = AppChoice(
         options.app_ref, options.builtin_tasks, options.db, options.llm_config, connection
     )
     app = choose_app(choice, builtin_by_default=False)
+    if options.processes == 1:
+        asyncio.run(_run(app, options))
+        return
+
+    def child(index: int) -> None:
+        port = options.metrics_port
+        asyncio.run(_run(app, replace(options, metrics_port=port and port + index)))
+
+    import_store_code(app)
+    # What the parent imported lives in every child: out of the collector's sight (see
+    # `_run`), its pages are not copied by the first collection that walks them.
+    gc.freeze()
+    status = run_processes(options.processes, child, stop_together=not options.burst)
+    if status:
+        raise SystemExit(status)
+
+
+def worker_config(options: WorkerOptions) -> WorkerConfig:
+    """The worker's configuration; its id is made here, so call it in its own process."""
     names = tuple(name for entry in options.queues or () for name in entry.split(",") if name)
-    config = WorkerConfig(
+    return WorkerConfig(
         queues=names,
         concurrency=options.concurrency,
         claim_batch=options.claim_batch,
@@ -70,10 +96,10 @@ def run_worker(options: WorkerOptions) -> None:
         poll_interval_ms=max(1, round(options.poll_interval * 1000)),
         watch_ms=round(options.watch_interval * 1000),
     )
-    asyncio.run(_run(app, config, options))
 
 
-async def _run(app: App, config: WorkerConfig, options: WorkerOptions) -> None:
+async def _run(app: App, options: WorkerOptions) -> None:
+    config = worker_config(options)
     async with opened_when_reachable(app):
         webhooks = install_webhooks(app, WebhookSettings.from_settings(Settings.from_env()))
         running = app.worker(config)

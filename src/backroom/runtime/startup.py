@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from backroom.config import redacted_url
 from backroom.core.errors import StoreUnavailable
+from backroom.store import store_class
 
 if TYPE_CHECKING:
     from backroom.app import App
@@ -53,3 +54,9 @@ async def _open_waiting(app: App) -> None:
             )
         await app.clock.sleep(delay_ms)
         delay_ms = min(2 * delay_ms, RETRY_CAP_MS)
+
+
+def import_store_code(app: App) -> None:
+    """Import the code of `app`'s store without opening it: a process that forks workers
+    imports it once, before the fork, rather than in each of them."""
+    store_class(app.database_url)
