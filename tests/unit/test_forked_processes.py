@@ -8,6 +8,8 @@ import signal
 import time
 from pathlib import Path
 
+import pytest
+
 from backroom.runtime.processes import Child, run_processes
 
 DEADLINE_S = 10.0
@@ -32,7 +34,9 @@ def _reaped(pid: int) -> bool:
     return False
 
 
-def test_a_failing_child_stops_the_others_and_gives_its_status(tmp_path: Path) -> None:
+def test_a_failing_child_stops_the_others_and_gives_its_status(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     def child(index: int) -> None:
         if index == 0:
             raise SystemExit(3)
@@ -43,6 +47,9 @@ def test_a_failing_child_stops_the_others_and_gives_its_status(tmp_path: Path) -
 
     assert status == 3
     assert not (tmp_path / "never").exists()
+    assert [record.getMessage().split(" ", 2)[2] for record in caplog.records] == [
+        "ended with status 3: stopping the others"
+    ]
 
 
 def test_without_stop_together_a_child_that_ends_leaves_the_others_running(

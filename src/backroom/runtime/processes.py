@@ -12,12 +12,15 @@ status, so a supervisor sees one service that failed.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import sys
 import traceback
 from collections.abc import Callable
 from types import FrameType
+
+log = logging.getLogger("backroom.processes")
 
 Child = Callable[[int], None]
 """What child number `index` (0 to N - 1) runs; it returns when it has stopped."""
@@ -48,6 +51,8 @@ def run_processes(count: int, child: Child, *, stop_together: bool = True) -> in
             code = os.waitstatus_to_exitcode(wait_status)
             # A child the stop reached before it could handle it did not fail.
             code = 0 if code == -signal.SIGTERM else abs(code)
+            if code:
+                log.error("process %d ended with status %d: stopping the others", pid, code)
             if code or stop_together:
                 _stop(running)
             status = status or code
