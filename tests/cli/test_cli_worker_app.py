@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,6 +13,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
+from cli_support import USER_MODULE, clean_env
 from typer.testing import CliRunner
 
 from backroom import App, JobState
@@ -22,24 +22,6 @@ from backroom.cli.main import cli
 pytestmark = pytest.mark.slow
 
 BACKROOM = str(Path(sys.executable).parent / "backroom")
-USER_MODULE = """
-from backroom import App
-
-app = App({url!r})
-
-@app.task("shout")
-async def shout(ctx, text):
-    return text.upper()
-"""
-
-
-def _clean_env() -> dict[str, str]:
-    """The environment of a new user's shell: no backroom variables, no PYTHONPATH."""
-    return {
-        name: value
-        for name, value in os.environ.items()
-        if not name.startswith("BACKROOM_") and name != "PYTHONPATH"
-    }
 
 
 @contextlib.contextmanager
@@ -75,7 +57,7 @@ def test_a_worker_imports_the_app_from_the_current_folder_and_uses_its_database(
     done = subprocess.run(
         [BACKROOM, "worker", "--app", "myjobs:app", "--burst"],
         cwd=tmp_path,
-        env=_clean_env(),
+        env=clean_env(),
         capture_output=True,
         text=True,
         timeout=60,

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -13,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from cli_support import USER_MODULE, clean_env
 from typer.testing import CliRunner
 
 from backroom import App, JobState
@@ -22,23 +22,6 @@ pytestmark = pytest.mark.slow
 
 BACKROOM = str(Path(sys.executable).parent / "backroom")
 DEADLINE_S = 60.0
-USER_MODULE = """
-from backroom import App
-
-app = App({url!r})
-
-@app.task("shout")
-async def shout(ctx, text):
-    return text.upper()
-"""
-
-
-def _environment() -> dict[str, str]:
-    return {
-        name: value
-        for name, value in os.environ.items()
-        if not name.startswith("BACKROOM_") and name != "PYTHONPATH"
-    }
 
 
 def _workers(url: str) -> list[dict[str, object]]:
@@ -76,7 +59,7 @@ def test_a_burst_runs_every_job_in_two_workers_that_each_end_once_idle(
         [BACKROOM, "worker", "--app", "myjobs:app", "--burst", "--processes", "2"],
         check=False,
         cwd=folder,
-        env=_environment(),
+        env=clean_env(),
         capture_output=True,
         text=True,
         timeout=DEADLINE_S,
@@ -95,7 +78,7 @@ def test_one_sigterm_stops_every_worker_of_the_command(project: tuple[Path, str]
     asyncio.run(_submit(url, 0))  # the schema, before two processes race to make it
     command = [BACKROOM, "worker", "--app", "myjobs:app", "--processes", "2"]
     process = subprocess.Popen(
-        command, cwd=folder, env=_environment(), stderr=subprocess.PIPE, text=True
+        command, cwd=folder, env=clean_env(), stderr=subprocess.PIPE, text=True
     )
     try:
         deadline = time.monotonic() + DEADLINE_S
