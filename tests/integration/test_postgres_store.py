@@ -184,6 +184,46 @@ async def test_the_listener_reconnects_and_calls_back_after_its_session_is_kille
     await wakeups.next()
 
 
+async def test_new_work_and_the_feed_share_one_listen_connection_through_a_reconnect(
+    open_store: Callable[[], PostgresStore], settings: PostgresSettings, schema_url: str
+) -> None:
+    listening = await migrated(open_store())
+    submitting = await migrated(open_store())
+    work, events = Wakeups(), Wakeups()
+    listening.on_new_work(work)
+    await work.next()
+    listening.on_feed_change(events)  # joins the connection that listens already
+    await events.next()
+
+    assert await _listening_sessions(schema_url, settings.application_name) == 1
+    await submitting.submit(due_job(), T0)  # its statement notifies both channels
+    await work.next()
+    await events.next()
+
+    assert await terminate_sessions(schema_url, settings.application_name) >= 1
+
+    await work.next()  # listening again on both: what came meanwhile may be waiting
+    await events.next()
+    await submitting.submit(due_job(), T0)
+    await work.next()
+    await events.next()
+    assert await _listening_sessions(schema_url, settings.application_name) == 1
+
+
+async def _listening_sessions(url: str, application_name: str) -> int:
+    """How many sessions of `application_name` last ran a LISTEN."""
+    admin = await asyncpg.connect(url)
+    try:
+        count: int = await admin.fetchval(
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE application_name = $1 AND query LIKE 'LISTEN %'",
+            application_name,
+        )
+        return count
+    finally:
+        await admin.close()
+
+
 # -- the hint after a group of submissions -------------------------------------------
 
 

@@ -8,7 +8,6 @@ first reader registers.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 
 from backroom.core.feed import FeedFilter, FeedPage, FeedPosition
 from backroom.core.job import NewJob, SubmitResult
@@ -24,7 +23,6 @@ from backroom.store.postgres import deliveries as delivery_sql
 from backroom.store.postgres import feed
 from backroom.store.postgres import subscriptions as subscription_sql
 from backroom.store.postgres.database import PooledConnection
-from backroom.store.postgres.listener import NewWorkListener, PollingOnly, new_work_listener
 from backroom.store.postgres.part import PostgresPart
 from backroom.store.postgres.submit import submit_jobs
 
@@ -35,20 +33,11 @@ FEED_CHANNEL = "backroom_feed"
 class PostgresFeed(PostgresPart):
     """Event feed, subscriptions and deliveries (see `EventFeed` and `WebhookStore`)."""
 
-    _feed_listener: NewWorkListener | PollingOnly | None = None
-
     def on_feed_change(self, callback: Callable[[], None]) -> None:
         """Call `callback` on the event loop whenever any process may have added events
-        (never, where LISTEN cannot work: readers then poll)."""
-        if self._feed_listener is None:
-            settings = replace(self._database.settings, channel=FEED_CHANNEL)
-            self._feed_listener = new_work_listener(self._database.connect, settings)
-        self._feed_listener.add(callback)
-
-    async def _close_feed_listener(self) -> None:
-        if self._feed_listener is not None:
-            await self._feed_listener.close()
-            self._feed_listener = None
+        (never, where LISTEN cannot work: readers then poll). It listens on the store's
+        LISTEN connection, beside the new-work channel."""
+        self._listener.add(callback, FEED_CHANNEL)
 
     async def _submit(
         self, connection: PooledConnection, jobs: Sequence[NewJob], now: int

@@ -12,7 +12,7 @@ from backroom.core.job import Lease
 from backroom.store.postgres.claim_session import ClaimSession
 from backroom.store.postgres.database import PostgresDatabase
 from backroom.store.postgres.feed_hint import FeedHint
-from backroom.store.postgres.listener import NewWorkListener, PollingOnly
+from backroom.store.postgres.listener import ChannelListener, PollingOnly
 from backroom.store.postgres.upkeep import StatisticsUpkeep
 
 
@@ -24,7 +24,7 @@ class PostgresPart:
     """The session every claim of the process runs on (see `claim_session`)."""
     _channel: str
     """The LISTEN/NOTIFY channel on which writes announce claimable work."""
-    _listener: NewWorkListener | PollingOnly
+    _listener: ChannelListener | PollingOnly
     _feed_hint: FeedHint
     """Wakes the feed's readers after a claim or finish that did not (see `feed_hint`)."""
     _statistics: StatisticsUpkeep

@@ -27,7 +27,7 @@ from backroom.store.postgres.jobs import PostgresJobs
 from backroom.store.postgres.lane_moves import PostgresLaneMoves
 from backroom.store.postgres.lanes import PostgresLanes
 from backroom.store.postgres.leases import PostgresLeases
-from backroom.store.postgres.listener import new_work_listener
+from backroom.store.postgres.listener import channel_listener
 from backroom.store.postgres.pauses import PostgresPauses
 from backroom.store.postgres.queries import PostgresEvents
 from backroom.store.postgres.tenants import PostgresTenants
@@ -62,7 +62,7 @@ class PostgresStore(
         self._database = PostgresDatabase(settings)
         self._claims = ClaimSession(self._database)
         self._channel = settings.channel
-        self._listener = new_work_listener(self._database.connect, settings)
+        self._listener = channel_listener(self._database.connect, settings)
         self._feed_hint = FeedHint(self._database)
         self._statistics = StatisticsUpkeep(self._database)
         self._wake_hint = WakeHint(self._database.connect, settings.channel)
@@ -109,7 +109,6 @@ class PostgresStore(
     async def close(self) -> None:
         """Stop listening and close every connection."""
         await self._listener.close()
-        await self._close_feed_listener()
         await self._wake_hint.close()
         await self._feed_hint.close()
         await self._statistics.close()
