@@ -26,19 +26,35 @@ async def migrated(store: PostgresStore) -> PostgresStore:
     return store
 
 
+async def admin_count(url: str, query: str, *arguments: object) -> int:
+    """The count `query` returns, on a connection of the test's own."""
+    admin = await asyncpg.connect(url)
+    try:
+        counted: int = await admin.fetchval(query, *arguments)
+    finally:
+        await admin.close()
+    return counted
+
+
 async def terminate_sessions(url: str, application_name: str) -> int:
     """Terminate every server session of `application_name`, as an operator would.
 
     Each termination is waited for (up to WAIT_S), so the sessions are gone on return.
     """
-    admin = await asyncpg.connect(url)
-    try:
-        killed: int = await admin.fetchval(
-            "SELECT count(pg_terminate_backend(pid, $2)) FROM pg_stat_activity "
-            "WHERE application_name = $1",
-            application_name,
-            int(WAIT_S * 1000),
-        )
-    finally:
-        await admin.close()
-    return killed
+    return await admin_count(
+        url,
+        "SELECT count(pg_terminate_backend(pid, $2)) FROM pg_stat_activity "
+        "WHERE application_name = $1",
+        application_name,
+        int(WAIT_S * 1000),
+    )
+
+
+async def listening_sessions(url: str, application_name: str) -> int:
+    """How many server sessions of `application_name` last ran a LISTEN."""
+    return await admin_count(
+        url,
+        "SELECT count(*) FROM pg_stat_activity "
+        "WHERE application_name = $1 AND query LIKE 'LISTEN %'",
+        application_name,
+    )

@@ -13,7 +13,16 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import asyncpg
 import pytest
-from postgres_store_support import BOOM, MINUTE, T0, WAIT_S, due_job, migrated, terminate_sessions
+from postgres_store_support import (
+    BOOM,
+    MINUTE,
+    T0,
+    WAIT_S,
+    due_job,
+    listening_sessions,
+    migrated,
+    terminate_sessions,
+)
 
 from backroom.core.outcome import Failed, Released, RetryAt
 from backroom.store.migrations import load_migrations
@@ -195,7 +204,7 @@ async def test_new_work_and_the_feed_share_one_listen_connection_through_a_recon
     listening.on_feed_change(events)  # joins the connection that listens already
     await events.next()
 
-    assert await _listening_sessions(schema_url, settings.application_name) == 1
+    assert await listening_sessions(schema_url, settings.application_name) == 1
     await submitting.submit(due_job(), T0)  # its statement notifies both channels
     await work.next()
     await events.next()
@@ -207,21 +216,7 @@ async def test_new_work_and_the_feed_share_one_listen_connection_through_a_recon
     await submitting.submit(due_job(), T0)
     await work.next()
     await events.next()
-    assert await _listening_sessions(schema_url, settings.application_name) == 1
-
-
-async def _listening_sessions(url: str, application_name: str) -> int:
-    """How many sessions of `application_name` last ran a LISTEN."""
-    admin = await asyncpg.connect(url)
-    try:
-        count: int = await admin.fetchval(
-            "SELECT count(*) FROM pg_stat_activity "
-            "WHERE application_name = $1 AND query LIKE 'LISTEN %'",
-            application_name,
-        )
-        return count
-    finally:
-        await admin.close()
+    assert await listening_sessions(schema_url, settings.application_name) == 1
 
 
 # -- the hint after a group of submissions -------------------------------------------
