@@ -24,6 +24,7 @@ from backroom.cli.worker import AppOption, BuiltinTasksOption, LlmConfigOption
 from backroom.config import HttpLimits, Settings
 from backroom.core.job import DEFAULT_QUEUES
 from backroom.runtime.processes import run_processes
+from backroom.runtime.startup import import_store_code
 from backroom.runtime.worker_config import DEFAULT_CONCURRENCY
 from backroom.webhooks.runtime import WebhookSettings
 
@@ -122,6 +123,7 @@ def serve_command(
             serve(app, api_settings, config, _print_now, listener=listener, welcome=welcome)
         )
 
+    import_store_code(app)  # once here, not in each child
     raise typer.Exit(run_processes(processes, child))
 
 

@@ -36,8 +36,7 @@ def run_processes(count: int, child: Child, *, stop_together: bool = True) -> in
     failure does. The status is the first nonzero one of a child (ended by SIGTERM
     counts as stopped, not failed), else 0.
     """
-    pids = [_fork(index, child) for index in range(count)]
-    running = set(pids)
+    running = {_fork(index, child) for index in range(count)}
 
     def pass_on(signum: int, _frame: FrameType | None) -> None:
         _stop(running)
