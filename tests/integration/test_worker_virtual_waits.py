@@ -26,6 +26,7 @@ from backroom import (
     run_until_idle,
 )
 from backroom.core.job import Job
+from backroom.core.outcome import Succeeded
 from backroom.store.protocol import HeartbeatResult
 from backroom.store.sqlite.store import SqliteStore
 
@@ -147,3 +148,33 @@ def test_an_idle_worker_sleeps_until_its_stop_time() -> None:
 
     assert clock.run(scenario()) == START + 24 * HOUR_MS
     assert loop_calls(store) <= 10, store.calls
+
+
+def test_a_burst_worker_leaves_as_soon_as_another_workers_last_job_ends() -> None:
+    clock = SimClock(START)
+    app, _ = counting_app(clock)
+    ran: list[int] = []
+
+    @app.task("note")
+    async def note(ctx: JobContext, _: Any) -> None:
+        ran.append(ctx.job.id)
+
+    async def other_worker_finishes(job: Job) -> None:
+        await clock.sleep(5_000)
+        await app.store.finish([(job.lease, Succeeded("done"))], clock.now())
+
+    async def scenario() -> tuple[int, Job | None]:
+        async with app:
+            submitted = (await app.submit("note", None)).job
+            # Another worker holds the job for a minute; this one has nothing to claim.
+            [held] = await app.store.claim((), 1, "other", 60_000, clock.now())
+            finishing = asyncio.create_task(other_worker_finishes(held))
+            await app.worker(WorkerConfig(burst=True)).run()
+            await finishing
+            return clock.now(), await app.get(submitted.id)
+
+    left_at, job = clock.run(scenario())
+    # The end's feed hint woke it: it did not sleep on to the other's lease expiry.
+    assert left_at == START + 5_000
+    assert job is not None and job.state is JobState.SUCCEEDED
+    assert ran == []

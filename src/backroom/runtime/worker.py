@@ -13,6 +13,10 @@ One asyncio loop per process runs these side by side:
 - the retention sweep (`runtime.retention`) deletes old finished jobs now and then;
 - on SQLite, the commit watch (`runtime.wakeup`) wakes it when another process commits.
 
+A burst worker exits once nothing in its queues is queued or running. While other
+workers still run jobs, it waits on them (one may fail and come back to the queue), and
+the feed's hints of their ends wake it, so it leaves as soon as the last one is stored.
+
 A slot frees when its handler returns, not when its outcome is stored: the next claim
 goes to the store alongside the finish of the last jobs, and a group-committing store
 (SQLite) writes both in one transaction. The worker owns the clock (the store only
@@ -25,16 +29,15 @@ import logging
 import random
 import signal
 from collections.abc import Awaitable
-from dataclasses import dataclass
 from typing import TypeVar
 
 from backroom.clock import Clock, in_virtual_time, let_ready_tasks_run
 from backroom.core.errors import Offloaded, StoreError
-from backroom.core.job import Job
 from backroom.core.retry import ErrorClassifier, RetryPolicy
 from backroom.runtime.attempt import AttemptRunner, StopReason
-from backroom.runtime.attempt_log import log_grace, log_handed_back, log_lease_lost
+from backroom.runtime.attempt_log import log_lease_lost
 from backroom.runtime.claim_batch import SlotGathering
+from backroom.runtime.held_jobs import Held, HeldJobs
 from backroom.runtime.outcome_writer import AttemptListener, OutcomeWriter
 from backroom.runtime.presence import Presence
 from backroom.runtime.retention import RetentionSweep
@@ -80,22 +83,21 @@ class Worker:
             over_budget=self.config.over_budget,
             telemetry=telemetry,
         )
-        self._running: dict[int, _Held] = {}
+        self._held = HeldJobs(on_empty=self._on_all_let_go)
         self._executing = 0
         self._outcomes = OutcomeWriter(
-            store, clock, retry_after_ms=self.config.poll_interval_ms, done=self._forget
+            store, clock, retry_after_ms=self.config.poll_interval_ms, done=self._held.forget
         )
         self._outcomes.listeners.append(self._runner.telemetry.attempt_ended)
         self._wake = Wakeup(clock)
         self._presence = Presence(store, clock, self.config)
-        self._holding = asyncio.Event()
         self._stopping = False
         self._gathering = SlotGathering(self.config)
 
     @property
     def held(self) -> int:
         """How many jobs this worker holds (running, or finished but not yet stored)."""
-        return len(self._running)
+        return len(self._held)
 
     def on_attempt_end(self, listener: AttemptListener) -> None:
         """Call `listener(job, outcome, now)` after each attempt's end is stored."""
@@ -115,6 +117,8 @@ class Worker:
     async def run(self) -> None:
         """Claim and run jobs until `stop()`, `stop_at`, or (burst) an empty queue."""
         self.store.on_new_work(self._on_new_work)
+        if self.config.burst and self.config.drain:
+            self.store.on_feed_change(self._on_feed_change)
         await self._presence.beat()
         writer = asyncio.create_task(self._outcomes.run(), name="backroom-flush")
         background = [asyncio.create_task(self._heartbeat_loop(), name="backroom-heartbeat")]
@@ -130,7 +134,7 @@ class Worker:
         try:
             await self._claim_loop()
         finally:
-            await self._drain_running()
+            await self._held.hand_back(self.config.shutdown_grace_ms)
             self._outcomes.close()
             await writer
             for task in background:
@@ -156,7 +160,7 @@ class Worker:
             if now >= next_sweep:  # after the claim: a woken worker starts new work first
                 await self._guarded(self.store.expire_leases(now))
                 next_sweep = now + config.sweep_interval_ms
-            if config.burst and claimed == 0 and not self._running and await self._idle():
+            if config.burst and claimed == 0 and not self._held and await self._idle():
                 return
             await self._wake.wait(await self._next_poll(now, claimed, free))
 
@@ -168,8 +172,7 @@ class Worker:
             )
         )
         for job in jobs or ():
-            held = self._running[job.id] = _Held(job)
-            self._holding.set()
+            held = self._held.add(job)
             self._executing += 1
             held.task = asyncio.create_task(self._attempt(held))
         await let_ready_tasks_run()  # a statement sent first may hand the CPU to the server
@@ -216,6 +219,17 @@ class Worker:
         if self.config.drain:
             self._wake.set()
 
+    def _on_feed_change(self) -> None:
+        """Another worker's job may have ended. A burst worker holding nothing waits
+        for those (one may come back to the queue) before it exits: it looks again now
+        rather than at the next poll."""
+        if not self._held:
+            self._wake.set()
+
+    def _on_all_let_go(self) -> None:
+        if self.config.burst and self.config.drain:
+            self._wake.set()  # the last held job is stored: a burst worker may be done
+
     async def _guarded(self, operation: Awaitable[T]) -> T | None:
         """Await a store call; on a store failure log it and return None (retried later)."""
         try:
@@ -226,7 +240,7 @@ class Worker:
 
     # -- attempts ---------------------------------------------------------------------
 
-    async def _attempt(self, held: _Held) -> None:
+    async def _attempt(self, held: Held) -> None:
         offloaded = False
         try:
             outcome = await self._runner.run(held.job, lambda: held.stop_reason)
@@ -239,62 +253,21 @@ class Worker:
         if outcome is None:  # the lease was lost, or a provider batch holds the job
             if not offloaded:
                 log_lease_lost(held.job, "while it ran")
-            self._forget(held.job.id)
+            self._held.forget(held.job.id)
             return
         self._outcomes.add(held.job, outcome)
-
-    def _forget(self, job_id: int) -> None:
-        self._running.pop(job_id, None)
-        if not self._running:
-            self._holding.clear()
-        if not self._running and self.config.burst and self.config.drain:
-            self._wake.set()  # the last held job is stored: a burst worker may be done
-
-    def _stop_attempt(self, job_id: int, reason: StopReason) -> None:
-        held = self._running.get(job_id)
-        if held is None or held.stop_reason is not None or held.task is None:
-            return
-        if not held.task.done():
-            held.stop_reason = reason
-            held.task.cancel()
-
-    def _tasks(self) -> list[asyncio.Task[None]]:
-        return [held.task for held in self._running.values() if held.task is not None]
-
-    async def _drain_running(self) -> None:
-        """Give running jobs the grace period, then hand the rest back to the queue."""
-        pending = [task for task in self._tasks() if not task.done()]
-        if pending:
-            log_grace(len(pending), self.config.shutdown_grace_ms)
-            await asyncio.wait(pending, timeout=self.config.shutdown_grace_ms / 1000)
-        unfinished = [
-            job_id for job_id, held in self._running.items() if not (held.task and held.task.done())
-        ]
-        for job_id in unfinished:
-            self._stop_attempt(job_id, StopReason.SHUTDOWN)
-        log_handed_back(unfinished)
-        await asyncio.gather(*self._tasks(), return_exceptions=True)
 
     async def _heartbeat_loop(self) -> None:
         lease_ms = self.config.lease_ms
         while True:
-            await self._presence.wait(self._holding)
-            leases = [held.job.lease for held in self._running.values()]
+            await self._presence.wait(self._held.holding)
+            leases = self._held.leases()
             now = self.clock.now()
             extend = self._guarded(self.store.heartbeat(leases, lease_ms, now)) if leases else None
             result = await self._presence.beat_beside(extend)
             if result is None:
                 continue
             for job_id in result.lost:
-                self._stop_attempt(job_id, StopReason.LEASE_LOST)
+                self._held.stop(job_id, StopReason.LEASE_LOST)
             for job_id in result.cancel_requested:
-                self._stop_attempt(job_id, StopReason.CANCELLED)
-
-
-@dataclass(slots=True)
-class _Held:
-    """A job this worker holds: the claimed job, its attempt task, why it was stopped."""
-
-    job: Job
-    task: asyncio.Task[None] | None = None
-    stop_reason: StopReason | None = None
+                self._held.stop(job_id, StopReason.CANCELLED)

@@ -245,9 +245,10 @@ class AttemptStore(HandlerWriteStore, LaneStore, UsageStore, CallStore, EventSto
         """The tenant called `name`, or None."""
 
 
-class WorkerStore(LeaseStore, AttemptStore, AdminStore, WorkerRegistry, Protocol):
-    """What a worker uses: leases for its loops, what its attempts need, retention, and
-    its row in the worker registry."""
+class WorkerStore(LeaseStore, AttemptStore, AdminStore, WorkerRegistry, EventFeed, Protocol):
+    """What a worker uses: leases for its loops, what its attempts need, retention, its
+    row in the worker registry, and the feed's hints (a burst worker waiting on other
+    workers' jobs hears them end)."""
 
 
 class ServiceStore(
