@@ -14,6 +14,7 @@ from backroom.llm.progress import DeltaCallback, StreamProgress
 from backroom.llm.provider import Resume
 from backroom.llm.providers.anthropic.errors import error_for_exception
 from backroom.llm.providers.anthropic.messages import respond_with_messages
+from backroom.llm.providers.http_client import provider_http_client
 from backroom.llm.ratelimit_headers import RateLimitSnapshot, anthropic_rate_limits
 from backroom.llm.request import LLMRequest, LLMResult
 from backroom.llm.settings import ProviderConfig
@@ -28,7 +29,9 @@ def make_client(
     provider: ProviderConfig, timeout_s: float, http_client: httpx2.AsyncClient | None = None
 ) -> anthropic.AsyncAnthropic:
     """An SDK client for `provider` that never retries and gives up after `timeout_s`
-    (choose it below the job's lease, so a hung call ends before the lease does).
+    (choose it below the job's lease, so a hung call ends before the lease does); only a
+    request whose connection was lost unanswered is sent once more (`http_client`, by
+    default `provider_http_client`).
 
     The SDK adds `/v1/...` to its base URL itself: a configured URL ending in `/v1`
     (as OpenAI-style URLs do) is taken without it.
@@ -38,7 +41,7 @@ def make_client(
         base_url=provider.base_url.rstrip("/").removesuffix("/v1"),
         max_retries=0,
         timeout=timeout_s,
-        http_client=http_client,
+        http_client=http_client or provider_http_client(timeout_s),
     )
 
 

@@ -14,6 +14,7 @@ import openai
 from backroom.clock import Clock
 from backroom.llm.config import ProviderConfig
 from backroom.llm.progress import DeltaCallback, StreamProgress
+from backroom.llm.providers.http_client import provider_http_client
 from backroom.llm.providers.openai.chat import respond_with_chat
 from backroom.llm.providers.openai.errors import error_for_exception
 from backroom.llm.providers.openai.responses import respond_with_responses
@@ -31,14 +32,16 @@ def make_client(
     """An SDK client for `provider` that never retries and gives up after `timeout_s`.
 
     Choose `timeout_s` below the job's lease, so a hung call ends before the lease does.
-    `http_client` replaces the SDK's own (the offline provider answers in process).
+    Only a request whose connection was lost unanswered is sent once more (by the
+    default `provider_http_client`); `http_client` replaces it (the offline provider
+    answers in process).
     """
     return openai.AsyncOpenAI(
         api_key=provider.api_key or _NO_KEY,
         base_url=provider.base_url,
         max_retries=0,
         timeout=timeout_s,
-        http_client=http_client,
+        http_client=http_client or provider_http_client(timeout_s),
     )
 
 
