@@ -3,13 +3,12 @@
 A claim is one statement that also logs the transitions. It opens the attempts in the
 job rows alone (worker, lease token, start, lane): an attempt's row is written when it
 ends (`postgres.finish`). It reads its candidates without locks, then locks them in
-claim order with SKIP LOCKED, passing over those another claim holds (it reads four
-times as many candidates as it takes, so that two claims in flight at once each come
-back full). Claim order: queue
-by queue; within a queue, priority (highest first), then round robin among tenants,
-then due time, then id. A paused queue is not claimed from; a job of a lane that is
-paused or full is passed over, and no more of a lane's jobs are taken than it has room
-for: the worker would only give them back unstarted.
+claim order with SKIP LOCKED, passing over those another claim holds (it reads twice
+as many candidates as it takes, so that a claim in flight beside another comes back
+full). Claim order: queue by queue; within a queue, priority (highest first), then
+round robin among tenants, then due time, then id. A paused queue is not claimed
+from; a job of a lane that is paused or full is passed over, and no more of a lane's
+jobs are taken than it has room for: the worker would only give them back unstarted.
 
 A heartbeat walks its batch in job id order, locking each job by its primary key, so
 two batches that share jobs queue behind each other instead of deadlocking. Lease
@@ -69,7 +68,7 @@ candidates AS (
           AND (lane IS NULL OR lane <> ALL (ARRAY(SELECT name FROM lane_room WHERE room = 0)))
           AND (lane IS NULL OR lane <> ALL (ARRAY({PAUSED_LANES})))
         ORDER BY priority DESC, run_at, id
-        LIMIT (SELECT $2 * 4)
+        LIMIT (SELECT $2 * 2)
     ) AS job
 ),
 admitted AS (
@@ -126,11 +125,15 @@ A job of a task the worker lacks stays queued for a worker that has it; each ten
 candidates are read past such jobs, so a backlog of them slows the claim a little.
 
 Claim order: queue by queue; within a queue, priority (highest first), then round
-robin among tenants, then due time, then id. Each tenant offers at most 4 x `limit`
+robin among tenants, then due time, then id. Each tenant offers at most 2 x `limit`
 candidates, so a tenant's backlog of 10,000 jobs costs a claim no more than that: a
 claim in flight in another process holds the first `limit` of them until it commits,
 and a claim that read only as many would pass over all of them and come back empty
-(two processes claimed in turn, slower than one).
+(two processes claimed in turn, slower than one). Each candidate read is sorted twice
+(tenant rounds, lane room), so reading more costs every claim: at 4 x `limit`, 2
+worker processes ran 3-11% slower (10,000 and 40,000 no-op jobs; 1 process 2% slower,
+4 processes level). A third claim in flight at the same moment may come back short,
+and its worker claims again as soon as it is done (`_MIN_WAIT_MS` in runtime/worker.py).
 A job of a lane that is paused or full is passed over, and no more of a lane's jobs
 are taken than it has room for: the worker would only give them back unstarted.
 """
