@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 
 from backroom.clock import SimClock
-from backroom.core.feed import FeedFilter, FeedPage, FeedPosition
+from backroom.core.feed import DELIVERABLE_SCAN, FeedFilter, FeedPage, FeedPosition
 from backroom.core.job import NewJob
 from backroom.store.memory.store import MemoryStore
 from backroom.webhooks.dispatcher import SETTLE_MS, WebhookDispatcher
@@ -81,11 +81,12 @@ def test_a_busy_feed_is_read_once_a_settle_not_after_every_write() -> None:
 def test_a_batch_that_stopped_at_its_limit_is_followed_at_once() -> None:
     clock = SimClock(T0)
     store = Reads(clock, read_ms=1)
-    dispatcher = WebhookDispatcher(store, clock, lambda job_id: f"/v1/jobs/{job_id}", batch=5)
+    dispatcher = WebhookDispatcher(store, clock, lambda job_id: f"/v1/jobs/{job_id}", batch=1)
 
     async def main() -> None:
         await dispatcher.dispatch_once()  # the position starts at the head
-        for n in range(12):  # submitted, 12 events: batches of 5, 5 and 2
+        # Submitted, none deliverable: scans of DELIVERABLE_SCAN, DELIVERABLE_SCAN and 2.
+        for n in range(2 * DELIVERABLE_SCAN + 2):
             await store.submit(job(n, clock.now()), clock.now())
         start = clock.now()
         stopping = asyncio.Event()

@@ -8,37 +8,41 @@ from __future__ import annotations
 
 import bisect
 
-from backroom.core.feed import FeedEvent, FeedFilter, FeedPage, FeedPosition
+from backroom.core.feed import DELIVERABLE_SCAN, FeedEvent, FeedFilter, FeedPage, FeedPosition
 from backroom.store.memory.tables import MemoryTables
 
 
 def read_feed(tables: MemoryTables, after: FeedPosition, where: FeedFilter, limit: int) -> FeedPage:
-    """Up to `limit` events after `after` that `where` lets through, and where to go on."""
+    """Up to `limit` events after `after` that `where` lets through, and where to go on
+    (a deliverable read scans up to `DELIVERABLE_SCAN` x `limit` events)."""
     start = bisect.bisect_right(tables.feed, after.event_id, key=lambda entry: entry[0])
-    scanned: list[FeedEvent] = []
+    budget = limit * DELIVERABLE_SCAN if where.deliverable is not None else limit
+    scanned = 0
+    kept: list[FeedEvent] = []
+    position = after
     for event_id, job_id, event in tables.feed[start:]:
-        if len(scanned) == limit:
+        if scanned == budget or len(kept) == limit:
             break
         row = tables.jobs.get(job_id)
         if row is None or (where.job_id is not None and job_id != where.job_id):
             continue
-        scanned.append(
-            FeedEvent(
-                position=FeedPosition(0, event_id),
-                job_id=job_id,
-                tenant=row.tenant,
-                task=row.task,
-                queue=row.queue,
-                at=event.at,
-                from_state=event.from_state,
-                to_state=event.to_state,
-                reason=event.reason,
-                webhook=row.webhook_url is not None,
-            )
+        scanned += 1
+        read = FeedEvent(
+            position=FeedPosition(0, event_id),
+            job_id=job_id,
+            tenant=row.tenant,
+            task=row.task,
+            queue=row.queue,
+            at=event.at,
+            from_state=event.from_state,
+            to_state=event.to_state,
+            reason=event.reason,
+            webhook=row.webhook_url is not None,
         )
-    position = scanned[-1].position if scanned else after
-    full = len(scanned) == limit
-    return FeedPage([event for event in scanned if where.matches(event)], position, full)
+        position = read.position
+        if where.matches(read):
+            kept.append(read)
+    return FeedPage(kept, position, scanned == budget or len(kept) == limit)
 
 
 def feed_head(tables: MemoryTables) -> FeedPosition:

@@ -11,7 +11,13 @@ bounds. A single job's events need no horizon (see `_READ_JOB`).
 
 from __future__ import annotations
 
-from backroom.core.feed import FeedEvent, FeedFilter, FeedPage, FeedPosition
+from backroom.core.feed import (
+    DELIVERABLE_SCAN,
+    FeedEvent,
+    FeedFilter,
+    FeedPage,
+    FeedPosition,
+)
 from backroom.store.postgres.database import PooledConnection as Connection
 from backroom.store.rows import Row, job_state
 
@@ -33,29 +39,33 @@ ORDER BY e.xid, e.id
 LIMIT $6
 """
 
-# The webhook dispatcher's reads: the next `limit` events, of which only those it may
-# send (`FeedFilter.deliverable`) come back, with the position of the last one read.
+# The webhook dispatcher's reads: of the next `DELIVERABLE_SCAN` x `limit` events, the
+# first `limit` it may send (`FeedFilter.deliverable`) come back (`wanted`), with the
+# position of the last one read when fewer did.
 _SCANNED = f"""
 WITH scanned AS (
     SELECT e.* FROM job_events AS e
     WHERE (e.xid, e.id) > ($1::text::xid8, $2) AND {_VISIBLE}
     ORDER BY e.xid, e.id
-    LIMIT $3
+    LIMIT $3 * {DELIVERABLE_SCAN}
 )
 """
 
-# The last event read, for the position, with how many were read: a full batch means
-# more may be waiting (`FeedPage.full`).
+# The last event read, for the position, with how many were read (all of them: more may
+# be waiting, `FeedPage.full`); not when `limit` events came back, whose last one is
+# where the next read starts.
 _AND_LAST_SCANNED = """
+SELECT * FROM wanted
 UNION ALL
 (SELECT e.xid::text::bigint, e.id, e.job_id, e.at, e.from_state, e.to_state, e.reason,
         '', '', '', false, false, (SELECT count(*) FROM scanned)
- FROM scanned AS e ORDER BY e.xid DESC, e.id DESC LIMIT 1)
+ FROM scanned AS e WHERE (SELECT count(*) FROM wanted) < $3
+ ORDER BY e.xid DESC, e.id DESC LIMIT 1)
 ORDER BY commit_id, id
 """
 
 # Some tenants subscribe ($4): every event's job is read, for its tenant.
-_READ_DELIVERABLE = f"""{_SCANNED}
+_READ_DELIVERABLE = f"""{_SCANNED}, wanted AS (
 SELECT {_COLUMNS}, true AS wanted, 0::bigint AS scanned
 FROM scanned AS e
 -- Each event's job by its primary key, in a subquery the planner cannot flatten (the
@@ -66,13 +76,15 @@ CROSS JOIN LATERAL (
 ) AS j
 WHERE j.tenant = ANY ($4::text[])
    OR (j.webhook_url IS NOT NULL AND e.to_state IN ('succeeded', 'failed', 'cancelled'))
+ORDER BY e.xid, e.id LIMIT $3
+)
 {_AND_LAST_SCANNED}"""
 
 # No tenant subscribes: only a terminal event of a job with its own URL is wanted. Such
 # jobs are in `jobs_hooked` (migration 021), so each terminal event costs a probe of
 # that small index, and the other events nothing, rather than a read of the job's row
 # each (a batch of no-op jobs' events: 4-7 us an event against 1.6-2.7).
-_READ_HOOKED = f"""{_SCANNED}
+_READ_HOOKED = f"""{_SCANNED}, wanted AS (
 SELECT {_COLUMNS}, true AS wanted, 0::bigint AS scanned
 FROM scanned AS e
 CROSS JOIN LATERAL (
@@ -80,6 +92,8 @@ CROSS JOIN LATERAL (
     WHERE jobs.id = e.job_id AND jobs.webhook_url IS NOT NULL LIMIT 1
 ) AS j
 WHERE e.to_state IN ('succeeded', 'failed', 'cancelled')
+ORDER BY e.xid, e.id LIMIT $3
+)
 {_AND_LAST_SCANNED}"""
 
 # One job's events are written by one transaction after another (each holds the job's
@@ -161,7 +175,8 @@ async def _read_deliverable(
     events = [_event(row) for row in rows if row["wanted"]]
     last = rows[-1]
     position = FeedPosition(last["commit_id"], last["id"])
-    full = last["scanned"] == limit
+    scanned = max(row["scanned"] for row in rows)  # the last one read may be wanted too
+    full = len(events) == limit or scanned == limit * DELIVERABLE_SCAN
     return FeedPage([event for event in events if where.matches(event)], position, full)
 
 

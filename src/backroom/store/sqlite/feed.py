@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from backroom.core.feed import FeedEvent, FeedFilter, FeedPage, FeedPosition
+from backroom.core.feed import DELIVERABLE_SCAN, FeedEvent, FeedFilter, FeedPage, FeedPosition
 from backroom.core.job import JobState
 from backroom.store.rows import dump_json
 
@@ -35,27 +35,31 @@ ORDER BY e.id
 LIMIT :limit
 """
 
-# The webhook dispatcher's read: of the next `limit` events only those it may send
-# (`FeedFilter.deliverable`) come back, then the last one read, for the position, with
-# how many were read (a full batch: more may be waiting, `FeedPage.full`). The
-# job of an event is looked up only where a tenant subscribes or the event is terminal;
-# one statement, so both parts see the same events.
+# The webhook dispatcher's read: of the next `:scan` events (`DELIVERABLE_SCAN` x
+# `limit`) the first `limit` it may send (`FeedFilter.deliverable`) come back; when
+# fewer did, then the last one read, for the position, with how many were read (all of
+# them: more may be waiting, `FeedPage.full`). The job of an event is looked up only
+# where a tenant subscribes or the event is terminal; one statement, so all parts see
+# the same events.
 _READ_DELIVERABLE = """
 WITH scanned AS MATERIALIZED (
-    SELECT * FROM job_events WHERE id > :after ORDER BY id LIMIT :limit
-)
-SELECT * FROM (
+    SELECT * FROM job_events WHERE id > :after ORDER BY id LIMIT :scan
+), wanted AS MATERIALIZED (
     SELECT e.id, e.job_id, e.at, e.from_state, e.to_state, e.reason, j.tenant, j.task,
            j.queue, j.webhook_url IS NOT NULL AS webhook, 1 AS wanted, 0 AS scanned
     FROM scanned AS e JOIN jobs AS j ON j.id = e.job_id
     WHERE (:any_tenant OR e.to_state IN ('succeeded', 'failed', 'cancelled'))
       AND (j.tenant IN (SELECT value FROM json_each(:tenants))
            OR (j.webhook_url IS NOT NULL AND e.to_state IN ('succeeded', 'failed', 'cancelled')))
+    ORDER BY e.id LIMIT :limit
+)
+SELECT * FROM (
+    SELECT * FROM wanted
     UNION ALL
     SELECT * FROM (
         SELECT id, job_id, at, from_state, to_state, reason, '', '', '', 0, 0,
                (SELECT count(*) FROM scanned)
-        FROM scanned ORDER BY id DESC LIMIT 1
+        FROM scanned WHERE (SELECT count(*) FROM wanted) < :limit ORDER BY id DESC LIMIT 1
     )
 )
 ORDER BY id
@@ -113,6 +117,7 @@ def _read_deliverable(
     params = {
         "after": after.event_id,
         "limit": limit,
+        "scan": limit * DELIVERABLE_SCAN,
         "any_tenant": bool(tenants),
         "tenants": dump_json(tenants),
     }
@@ -121,7 +126,8 @@ def _read_deliverable(
         return FeedPage([], after)
     events = [_event(row) for row in rows if row["wanted"]]
     position = FeedPosition(0, rows[-1]["id"])
-    full = rows[-1]["scanned"] == limit
+    scanned = max(row["scanned"] for row in rows)  # the last one read may be wanted too
+    full = len(events) == limit or scanned == limit * DELIVERABLE_SCAN
     return FeedPage([event for event in events if where.matches(event)], position, full)
 
 
