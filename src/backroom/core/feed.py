@@ -91,6 +91,12 @@ past 5,000 events rather than 500 (issue 13: ~43 batches of three statements per
 10,000 no-op jobs cost the dispatcher ~10 us a job)."""
 
 
+def deliverable_read_full(returned: int, scanned: int, limit: int) -> bool:
+    """Whether a deliverable read stopped at a limit, so more may follow its position:
+    `limit` events returned, or its scan of `DELIVERABLE_SCAN` x `limit` used up."""
+    return returned == limit or scanned == limit * DELIVERABLE_SCAN
+
+
 @dataclass(frozen=True, slots=True)
 class FeedEvent:
     """One event of the feed: a transition of a job, with what readers filter it by."""

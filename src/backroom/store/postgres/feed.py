@@ -17,6 +17,7 @@ from backroom.core.feed import (
     FeedFilter,
     FeedPage,
     FeedPosition,
+    deliverable_read_full,
 )
 from backroom.store.postgres.database import PooledConnection as Connection
 from backroom.store.rows import Row, job_state
@@ -176,7 +177,7 @@ async def _read_deliverable(
     last = rows[-1]
     position = FeedPosition(last["commit_id"], last["id"])
     scanned = max(row["scanned"] for row in rows)  # the last one read may be wanted too
-    full = len(events) == limit or scanned == limit * DELIVERABLE_SCAN
+    full = deliverable_read_full(len(events), scanned, limit)
     return FeedPage([event for event in events if where.matches(event)], position, full)
 
 

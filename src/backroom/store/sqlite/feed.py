@@ -8,7 +8,14 @@ from __future__ import annotations
 
 import sqlite3
 
-from backroom.core.feed import DELIVERABLE_SCAN, FeedEvent, FeedFilter, FeedPage, FeedPosition
+from backroom.core.feed import (
+    DELIVERABLE_SCAN,
+    FeedEvent,
+    FeedFilter,
+    FeedPage,
+    FeedPosition,
+    deliverable_read_full,
+)
 from backroom.core.job import JobState
 from backroom.store.rows import dump_json
 
@@ -127,7 +134,7 @@ def _read_deliverable(
     events = [_event(row) for row in rows if row["wanted"]]
     position = FeedPosition(0, rows[-1]["id"])
     scanned = max(row["scanned"] for row in rows)  # the last one read may be wanted too
-    full = len(events) == limit or scanned == limit * DELIVERABLE_SCAN
+    full = deliverable_read_full(len(events), scanned, limit)
     return FeedPage([event for event in events if where.matches(event)], position, full)
 
 
