@@ -5,7 +5,8 @@
 It runs in a process of its own (so its parsing does not share a core's time slices
 with the sender's loop), listens on a free loopback port, prints `port N`, then one line
 `JOB_ID RECEIVED_NS` per request (the job id from the payload, the wall clock in
-nanoseconds when the request's last byte was parsed) until stdin closes. HTTP/1.1
+nanoseconds when the request's last byte was parsed), flushed every 20 ms, until stdin
+closes. HTTP/1.1
 keep-alive with httptools' parser: no framework between the socket and the answer.
 """
 
@@ -46,7 +47,24 @@ class _Connection(asyncio.Protocol):
         job_id = json.loads(b"".join(self._body))["data"]["job_id"]
         self._body.clear()
         sys.stdout.write(f"{job_id} {received}\n")
-        sys.stdout.flush()
+        _flush_soon()
+
+
+_FLUSH_S = 0.02
+_flushing: list[asyncio.TimerHandle] = []
+
+
+def _flush_soon() -> None:
+    """Flush the reports within `_FLUSH_S`: a line a request woke the reading benchmark
+    (a thread of the sender's process) hundreds of times a second, and its wake-ups took
+    the sender's interpreter lock from the loop being measured."""
+    if not _flushing:
+        _flushing.append(asyncio.get_running_loop().call_later(_FLUSH_S, _flush))
+
+
+def _flush() -> None:
+    _flushing.clear()
+    sys.stdout.flush()
 
 
 async def serve() -> None:
