@@ -11,16 +11,14 @@ slow one cannot hold every sending slot and starve the others.
 from __future__ import annotations
 
 import asyncio
+import ssl
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from backroom.clock import Clock
 from backroom.core.retry_after import retry_after_ms
 from backroom.version import __version__
-from backroom.webhooks.targets import TargetPolicy, check_target
-
-if TYPE_CHECKING:
-    import httpx
+from backroom.webhooks.http_post import HttpAnswer, HttpPoster, HttpPostError, Origin
+from backroom.webhooks.targets import Target, TargetPolicy, check_target
 
 _USER_AGENT = f"backroom-webhooks/{__version__}"
 _RETRY_AFTER_STATUSES = frozenset({429, 503})
@@ -43,92 +41,67 @@ class Answer:
 
 @dataclass(frozen=True, slots=True)
 class SenderSettings:
-    """How POSTs are sent: the wait for an answer, and how many go to one receiver at once."""
+    """How POSTs are sent: the wait for an answer, how many go to one receiver at once,
+    and (`tls`) the certificate authorities https receivers are checked against (None:
+    certifi's)."""
 
     timeout_s: float = 10.0
     per_receiver: int = 8
     policy: TargetPolicy = field(default_factory=TargetPolicy)
+    tls: ssl.SSLContext | None = None
 
 
 class WebhookSender:
-    """POSTs signed bodies to checked webhook URLs over one pooled HTTP client."""
+    """POSTs signed bodies to checked webhook URLs over kept-alive connections."""
 
-    def __init__(
-        self,
-        clock: Clock,
-        settings: SenderSettings | None = None,
-        *,
-        transport: httpx.AsyncBaseTransport | None = None,
-    ) -> None:
+    def __init__(self, clock: Clock, settings: SenderSettings | None = None) -> None:
         self._clock = clock
         self._settings = settings or SenderSettings()
         self._gates: dict[tuple[str, int], asyncio.Semaphore] = {}
-        self._transport = transport
-        self._pooled: httpx.AsyncClient | None = None
+        self._poster = HttpPoster(tls=self._settings.tls, keep=self._settings.per_receiver)
         self._closed = False
-
-    @property
-    def _client(self) -> httpx.AsyncClient:
-        """The pooled client, made for the first POST: its TLS context costs a worker
-        ~25 ms of CPU at start-up, and most workers never send a webhook."""
-        if self._pooled is None:
-            if self._closed:
-                raise RuntimeError("the webhook sender is closed")
-            # Imported here, not at the top: httpx loads rich, click and pygments, ~100 ms
-            # of CPU at the start of every worker process, most of which never POST.
-            import httpx  # noqa: PLC0415
-
-            self._pooled = httpx.AsyncClient(
-                follow_redirects=False,
-                timeout=self._settings.timeout_s,
-                trust_env=False,
-                transport=self._transport,
-                limits=httpx.Limits(max_connections=None, max_keepalive_connections=64),
-            )
-        return self._pooled
 
     async def post(self, url: str, body: str, headers: dict[str, str]) -> Answer:
         """POST `body` to `url`; raises `WebhookTargetRefused` if the URL may not be called."""
-        import httpx  # noqa: PLC0415  (see `_client`)
-
+        if self._closed:
+            raise RuntimeError("the webhook sender is closed")
         target = await check_target(url, self._settings.policy)
         gate = self._gates.setdefault(
             (target.host, target.port), asyncio.Semaphore(self._settings.per_receiver)
         )
+        sent = [*headers.items(), ("content-type", "application/json")]
+        sent.append(("user-agent", _USER_AGENT))
         async with gate:
             started = self._clock.now()
             try:
-                response = await self._client.post(
-                    target.connect_url,
-                    content=body.encode(),
-                    headers={
-                        **headers,
-                        "host": target.host_header,
-                        "content-type": "application/json",
-                        "user-agent": _USER_AGENT,
-                    },
-                    extensions={"sni_hostname": target.host} if target.scheme == "https" else {},
-                )
-            except httpx.TimeoutException:
+                async with asyncio.timeout(self._settings.timeout_s):
+                    answer = await self._poster.post(
+                        _origin(target), target.path, sent, body.encode()
+                    )
+            except TimeoutError:
                 timeout = self._settings.timeout_s
                 return Answer(
                     None, self._clock.now() - started, error=f"no answer in {timeout:g} s"
                 )
-            except httpx.HTTPError as error:
+            except (HttpPostError, OSError) as error:
                 reason = str(error) or type(error).__name__
                 return Answer(None, self._clock.now() - started, error=f"cannot connect: {reason}")
         latency_ms = self._clock.now() - started
-        return _answer(response, latency_ms, self._clock.now())
+        return _answer(answer, latency_ms, self._clock.now())
 
     async def close(self) -> None:
-        """Close the pooled connections."""
+        """Close the kept connections."""
         self._closed = True
-        if self._pooled is not None:
-            await self._pooled.aclose()
+        await self._poster.close()
 
 
-def _answer(response: httpx.Response, latency_ms: int, now: int) -> Answer:
-    status = response.status_code
+def _origin(target: Target) -> Origin:
+    address = str(target.address)
+    return Origin(target.scheme, address, target.port, target.host, target.host_header)
+
+
+def _answer(response: HttpAnswer, latency_ms: int, now: int) -> Answer:
+    status = response.status
     wait = retry_after_ms(response.headers, now=now) if status in _RETRY_AFTER_STATUSES else None
     if 200 <= status < 300:
         return Answer(status, latency_ms)

@@ -119,7 +119,8 @@ class TargetPolicy:
 
 @dataclass(frozen=True, slots=True)
 class Target:
-    """A checked webhook URL: where to connect, and what to call the host on the wire."""
+    """A checked webhook URL: the address to connect to (never a second lookup of the
+    name), the name on the wire (Host header, TLS) and the path to ask for."""
 
     url: str
     scheme: str
@@ -136,13 +137,11 @@ class Target:
         return f"{name}:{self.port}"
 
     @property
-    def connect_url(self) -> str:
-        """The URL with the checked address in place of the name, so no second lookup happens."""
+    def path(self) -> str:
+        """What the request asks for: the URL's path and query (`/` if it has no path)."""
         parts = urlsplit(self.url)
-        literal = f"[{self.address}]" if self.address.version == 6 else str(self.address)
         path = parts.path or "/"
-        query = f"?{parts.query}" if parts.query else ""
-        return f"{self.scheme}://{literal}:{self.port}{path}{query}"
+        return f"{path}?{parts.query}" if parts.query else path
 
 
 def parse_webhook_url(url: str) -> tuple[str, str, int]:
