@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
-from contract_support import LEASE_MS, T0, WORKER
+from contract_support import LEASE_MS, T0, WORKER, submit
 from test_store_feed import deliveries_job, delivery
 
 from backroom.core.feed import FeedPosition
 from backroom.core.job import NewJob
-from backroom.core.webhooks import DeliveryAttempt, NewSubscription
+from backroom.core.webhooks import (
+    JOB_WEBHOOK,
+    DeliveryAttempt,
+    NewSubscription,
+    SubscriptionOutcome,
+)
 from backroom.store.protocol import Store
 
 
@@ -52,41 +57,82 @@ async def test_rotation_keeps_the_old_secret_for_its_grace(store: Store) -> None
     assert await store.rotate_subscription_secret(made.id, "other", "x", T0, T0) is None
 
 
+async def delivery_of(store: Store, subscription_id: int) -> int:
+    """A stored delivery to `subscription_id`; its id."""
+    start = await store.feed_consumer("webhooks", T0)
+    event = start.event_id + 1
+    await store.dispatch_deliveries(
+        "webhooks",
+        start,
+        FeedPosition(0, event),
+        [delivery(event, subscription_id)],
+        deliveries_job,
+        T0,
+    )
+    return (await store.list_deliveries(1, None))[-1].id
+
+
+async def attempt(
+    store: Store, delivery_id: int, at: int, outcome: SubscriptionOutcome | None
+) -> None:
+    status = 200 if outcome is not None and outcome.succeeded else 500
+    report = DeliveryAttempt(delivery_id, 0, at, status, 3)
+    await store.record_delivery_attempt(report, "retrying", outcome)
+
+
 async def test_a_failure_streak_disables_and_a_success_ends_it(store: Store) -> None:
     made = await store.create_subscription(subscription(), T0)
+    delivery_id = await delivery_of(store, made.id)
+    failed, succeeded = SubscriptionOutcome(False, 3), SubscriptionOutcome(True, 3)
 
     for n in range(2):
-        await store.record_subscription_outcome(
-            made.id, succeeded=False, disable_after=3, disable_reason=None, now=T0 + n
-        )
-    await store.record_subscription_outcome(
-        made.id, succeeded=True, disable_after=3, disable_reason=None, now=T0 + 2
-    )
+        await attempt(store, delivery_id, T0 + n, failed)
+    await attempt(store, delivery_id, T0 + 2, succeeded)
     after_success = await store.get_subscription(made.id, None)
+    await attempt(store, delivery_id, T0 + 3, None)  # an attempt without an outcome
     for n in range(3):
-        await store.record_subscription_outcome(
-            made.id, succeeded=False, disable_after=3, disable_reason=None, now=T0 + 3 + n
-        )
+        await attempt(store, delivery_id, T0 + 4 + n, failed)
     disabled = await store.get_subscription(made.id, None)
 
     assert after_success is not None and after_success.failure_streak == 0
     assert disabled is not None and not disabled.enabled
     assert disabled.disabled_reason == "disabled after 3 failed deliveries in a row"
+    assert disabled.updated_at == T0 + 6
     assert await store.list_subscriptions(None, enabled_only=True) == []
+    assert [a.number for a in await store.delivery_attempts(delivery_id)] == list(range(1, 8))
 
 
 async def test_a_reason_disables_at_once(store: Store) -> None:
     made = await store.create_subscription(subscription(), T0)
+    other = await store.create_subscription(subscription(), T0)
+    delivery_id = await delivery_of(store, made.id)
 
-    await store.record_subscription_outcome(
-        made.id, succeeded=False, disable_after=50, disable_reason="410 Gone", now=T0
-    )
+    await attempt(store, delivery_id, T0, SubscriptionOutcome(False, 50, "410 Gone"))
 
     disabled = await store.get_subscription(made.id, None)
     assert disabled is not None and (disabled.enabled, disabled.disabled_reason) == (
         False,
         "410 Gone",
     )
+    assert await store.get_subscription(other.id, None) == other  # only the delivery's own
+
+
+async def test_an_outgoing_delivery_comes_with_what_signs_it(store: Store) -> None:
+    made = await store.create_subscription(subscription(), T0)
+    to_subscription = await delivery_of(store, made.id)
+    to_job_url = await delivery_of(store, JOB_WEBHOOK)
+    secret = await store.signing_secret("acme", "whsec_Zmlyc3Q=", T0)
+
+    outgoing = await store.outgoing_delivery(to_subscription)
+    own = await store.outgoing_delivery(to_job_url)
+    assert await store.delete_subscription(made.id, None)
+    orphan = await store.outgoing_delivery(to_subscription)
+
+    assert outgoing is not None and outgoing.delivery.subscription_id == made.id
+    assert (outgoing.subscription, outgoing.secret) == (made, None)
+    assert own is not None and (own.subscription, own.secret) == (None, secret)
+    assert orphan is not None and orphan.subscription is None
+    assert await store.outgoing_delivery(to_job_url + 100) is None
 
 
 async def test_a_tenant_signing_secret_is_made_once_and_rotates(store: Store) -> None:
@@ -153,3 +199,14 @@ def _again(delivery_id: int) -> NewJob:
         queue="webhooks",
         idempotency_key=f"delivery-{delivery_id}-again",
     )
+
+
+async def test_the_jobs_of_a_batch_of_events_are_read_together(store: Store) -> None:
+    first = await submit(store, T0, tenant="acme", webhook_url="https://x.test/h")
+    second = await submit(store, T0, tenant="other")
+
+    found = await store.feed_jobs([second.id, first.id, second.id + 100])
+
+    assert found == {first.id: first, second.id: second}
+    assert found[first.id].webhook_url == "https://x.test/h"
+    assert await store.feed_jobs([]) == {}

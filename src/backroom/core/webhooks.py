@@ -170,6 +170,32 @@ class DeliveryAttempt:
         return self.status is not None and 200 <= self.status < 300
 
 
+@dataclass(frozen=True, slots=True)
+class OutgoingDelivery:
+    """A delivery with what its next POST is signed with: its subscription (None once
+    deleted) or, for a job's own `webhook_url`, the tenant's secret (None if it has none)."""
+
+    delivery: WebhookDelivery
+    subscription: WebhookSubscription | None = None
+    secret: SigningSecret | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SubscriptionOutcome:
+    """What an attempt means for its subscription: a success ends the failure streak; a
+    failure lengthens it, disabling the subscription when it reaches `disable_after`, or
+    at once with `disable_reason`."""
+
+    succeeded: bool
+    disable_after: int
+    disable_reason: str | None = None
+
+    @property
+    def streak_reason(self) -> str:
+        """Why a subscription the streak disabled is disabled."""
+        return f"disabled after {self.disable_after} failed deliveries in a row"
+
+
 def payload(event_type: str, event: FeedEvent, job: Job, status_url: str, usage: JSON) -> str:
     """The body of a delivery, compact JSON: `{type, timestamp, data}`.
 

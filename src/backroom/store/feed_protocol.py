@@ -6,16 +6,18 @@ what the webhook service and the delivery task use. `Store` includes both (`Feed
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import Protocol
 
 from backroom.core.feed import FeedFilter, FeedPage, FeedPosition
-from backroom.core.job import NewJob
+from backroom.core.job import Job, NewJob
 from backroom.core.webhooks import (
     DeliveryAttempt,
     NewDelivery,
     NewSubscription,
+    OutgoingDelivery,
     SigningSecret,
+    SubscriptionOutcome,
     WebhookDelivery,
     WebhookSubscription,
 )
@@ -37,6 +39,10 @@ class EventFeed(Protocol):
         Never returns an event that a transaction still running could be followed by a
         smaller position than, so a reader that moves to `FeedPage.position` skips nothing.
         """
+
+    async def feed_jobs(self, job_ids: Collection[int]) -> dict[int, Job]:
+        """The jobs of `job_ids` that still exist (any tenant's), by id, in one read: the
+        jobs a batch of events concerns."""
 
     async def feed_head(self) -> FeedPosition:
         """The position of the newest readable event (START if there are none)."""
@@ -86,18 +92,6 @@ class WebhookStore(Protocol):
     ) -> WebhookSubscription | None:
         """Sign with `secret` from now on, and with the old one too until `grace_until`."""
 
-    async def record_subscription_outcome(
-        self,
-        subscription_id: int,
-        *,
-        succeeded: bool,
-        disable_after: int,
-        disable_reason: str | None,
-        now: int,
-    ) -> None:
-        """Count an attempt's success (ending the failure streak) or failure; disable the
-        subscription when the streak reaches `disable_after`, or at once with a reason."""
-
     async def signing_secret(
         self, tenant: str, fresh: str | None, now: int
     ) -> SigningSecret | None:
@@ -111,14 +105,20 @@ class WebhookStore(Protocol):
     async def get_delivery(self, delivery_id: int, tenant: str | None) -> WebhookDelivery | None:
         """One delivery concerning `tenant`'s jobs (any tenant's if None), or None."""
 
+    async def outgoing_delivery(self, delivery_id: int) -> OutgoingDelivery | None:
+        """A delivery with its subscription or its tenant's secret (one read), or None."""
+
     async def list_deliveries(self, job_id: int, tenant: str | None) -> list[WebhookDelivery]:
         """The deliveries of one job's events, oldest first."""
 
     async def delivery_attempts(self, delivery_id: int) -> list[DeliveryAttempt]:
         """Every recorded POST of one delivery, in order."""
 
-    async def record_delivery_attempt(self, report: DeliveryAttempt, state: str) -> DeliveryAttempt:
-        """Store one POST as the delivery's next attempt (numbered here) and its new state."""
+    async def record_delivery_attempt(
+        self, report: DeliveryAttempt, state: str, outcome: SubscriptionOutcome | None = None
+    ) -> DeliveryAttempt:
+        """Store one POST as the delivery's next attempt (numbered here) and its new state;
+        with `outcome`, count it for the delivery's subscription in the same transaction."""
 
     async def redeliver(
         self,

@@ -26,6 +26,8 @@ from backroom.core.webhooks import (
     DELIVERY_TASK,
     JOB_WEBHOOK,
     DeliveryAttempt,
+    OutgoingDelivery,
+    SubscriptionOutcome,
     WebhookDelivery,
 )
 from backroom.store.protocol import Store
@@ -65,9 +67,9 @@ class Deliverer:
 
     async def deliver(self, ctx: JobContext, delivery_input: JSON) -> JSON:
         """The handler: `{"delivery_id": N}` in, `{"status": code, "latency_ms": ms}` out."""
-        delivery = await self._delivery(delivery_input)
-        now = ctx.clock.now()
-        signing = await self._signing_secrets(delivery, now)
+        outgoing = await self._outgoing(delivery_input)
+        delivery, now = outgoing.delivery, ctx.clock.now()
+        signing = _signing_secrets(outgoing, now)
         headers = signature_headers(delivery.message_id, now // 1000, delivery.payload, signing)
         try:
             answer = await self._sender.post(delivery.url, delivery.payload, headers)
@@ -91,31 +93,16 @@ class Deliverer:
         )
         raise Retryable(answer.error or "not delivered", after_ms=wait)
 
-    async def _delivery(self, delivery_input: JSON) -> WebhookDelivery:
+    async def _outgoing(self, delivery_input: JSON) -> OutgoingDelivery:
         delivery_id = (
             delivery_input.get("delivery_id") if isinstance(delivery_input, dict) else None
         )
         if not isinstance(delivery_id, int):
             raise Permanent("a webhooks.deliver job needs {'delivery_id': N}")
-        delivery = await self._store.get_delivery(delivery_id, None)
-        if delivery is None:
+        outgoing = await self._store.outgoing_delivery(delivery_id)
+        if outgoing is None:
             raise Permanent(f"delivery {delivery_id} no longer exists")
-        return delivery
-
-    async def _signing_secrets(self, delivery: WebhookDelivery, now: int) -> list[str]:
-        if delivery.subscription_id == JOB_WEBHOOK:
-            secret = await self._store.signing_secret(delivery.tenant, None, now)
-            if secret is None:
-                raise Permanent(f"tenant {delivery.tenant!r} has no webhook signing secret")
-            return secret.signing_secrets(now)
-        subscription = await self._store.get_subscription(delivery.subscription_id, None)
-        if subscription is None:
-            raise Permanent(f"subscription {delivery.subscription_id} was deleted")
-        if not subscription.enabled:
-            raise Permanent(
-                f"subscription {subscription.id} is disabled: {subscription.disabled_reason}"
-            )
-        return subscription.signing_secrets(now)
+        return outgoing
 
     async def _record(
         self,
@@ -130,12 +117,24 @@ class Deliverer:
         report = DeliveryAttempt(
             delivery.id, 0, now, answer.status, answer.latency_ms, answer.error
         )
-        await self._store.record_delivery_attempt(report, state)
+        outcome = None
         if delivery.subscription_id != JOB_WEBHOOK:
-            await self._store.record_subscription_outcome(
-                delivery.subscription_id,
-                succeeded=answer.delivered,
-                disable_after=self._settings.disable_after_failures,
-                disable_reason=disable,
-                now=now,
-            )
+            disable_after = self._settings.disable_after_failures
+            outcome = SubscriptionOutcome(answer.delivered, disable_after, disable)
+        await self._store.record_delivery_attempt(report, state, outcome)
+
+
+def _signing_secrets(outgoing: OutgoingDelivery, now: int) -> list[str]:
+    """The secrets the next POST is signed with, or `Permanent` if there are none."""
+    delivery, subscription = outgoing.delivery, outgoing.subscription
+    if delivery.subscription_id == JOB_WEBHOOK:
+        if outgoing.secret is None:
+            raise Permanent(f"tenant {delivery.tenant!r} has no webhook signing secret")
+        return outgoing.secret.signing_secrets(now)
+    if subscription is None:
+        raise Permanent(f"subscription {delivery.subscription_id} was deleted")
+    if not subscription.enabled:
+        raise Permanent(
+            f"subscription {subscription.id} is disabled: {subscription.disabled_reason}"
+        )
+    return subscription.signing_secrets(now)

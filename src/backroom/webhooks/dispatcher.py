@@ -196,24 +196,34 @@ class WebhookDispatcher:
     async def _deliveries(
         self, events: list[FeedEvent], by_tenant: dict[str, list[WebhookSubscription]]
     ) -> list[NewDelivery]:
-        jobs: dict[int, Job | None] = {}
+        pending = [
+            (
+                event,
+                [
+                    (subscription.id, subscription.url, kind)
+                    for subscription in by_tenant.get(event.tenant, [])
+                    for kind in subscription.wanted_types(event)
+                ],
+            )
+            for event in events
+        ]
+        # A job's own URL is read with the job: only a job that has one is read for a
+        # terminal event no subscription wants. The batch's jobs are read at once.
+        read = [
+            (event, targets)
+            for event, targets in pending
+            if targets or (event.webhook and event.type in TERMINAL_TYPES)
+        ]
+        jobs = await self._store.feed_jobs({event.job_id for event, _ in read})
         found: list[NewDelivery] = []
-        for event in events:
-            wanted = [
-                (subscription.id, subscription.url, kind)
-                for subscription in by_tenant.get(event.tenant, [])
-                for kind in subscription.wanted_types(event)
-            ]
-            # A job's own URL is read with the job: only a job that has one is read for
-            # a terminal event no subscription wants.
-            if (event.webhook and event.type in TERMINAL_TYPES) or wanted:
-                job = await self._job(jobs, event.job_id)
-                if job is None:
-                    continue
-                if event.type in TERMINAL_TYPES and job.webhook_url:
-                    wanted.append((JOB_WEBHOOK, job.webhook_url, event.type))
-                usage = await self._usage(job) if wanted else None
-                found.extend(self._delivery(event, job, usage, *target) for target in wanted)
+        for event, targets in read:
+            job = jobs.get(event.job_id)
+            if job is None:
+                continue
+            if event.type in TERMINAL_TYPES and job.webhook_url:
+                targets.append((JOB_WEBHOOK, job.webhook_url, event.type))
+            usage = await self._usage(job) if targets else None
+            found.extend(self._delivery(event, job, usage, *target) for target in targets)
         return found
 
     async def _usage(self, job: Job) -> JSON:
@@ -221,11 +231,6 @@ class WebhookDispatcher:
         if job.lane is None:
             return None
         return usage_document(await self._store.usage_totals(job.id))
-
-    async def _job(self, jobs: dict[int, Job | None], job_id: int) -> Job | None:
-        if job_id not in jobs:
-            jobs[job_id] = await self._store.get(job_id, None)
-        return jobs[job_id]
 
     def _delivery(
         self, event: FeedEvent, job: Job, usage: JSON, subscription_id: int, url: str, kind: str

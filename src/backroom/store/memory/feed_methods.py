@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from backroom.core.feed import FeedFilter, FeedPage, FeedPosition
-from backroom.core.job import NewJob
+from backroom.core.job import Job, NewJob
 from backroom.core.webhooks import (
+    JOB_WEBHOOK,
     DeliveryAttempt,
     NewDelivery,
     NewSubscription,
+    OutgoingDelivery,
     SigningSecret,
+    SubscriptionOutcome,
     WebhookDelivery,
     WebhookSubscription,
 )
@@ -20,6 +23,7 @@ from backroom.store.memory import feed
 from backroom.store.memory import jobs as job_memory
 from backroom.store.memory import webhooks as webhook_memory
 from backroom.store.memory.part import MemoryPart
+from backroom.store.rows import job_from_row
 
 
 class MemoryFeed(MemoryPart):
@@ -36,6 +40,11 @@ class MemoryFeed(MemoryPart):
     async def read_feed(self, after: FeedPosition, where: FeedFilter, limit: int) -> FeedPage:
         """Up to `limit` events after `after` that `where` lets through."""
         return feed.read_feed(self._tables, after, where, limit)
+
+    async def feed_jobs(self, job_ids: Collection[int]) -> dict[int, Job]:
+        """The jobs of `job_ids` that still exist, by id."""
+        rows = (self._tables.jobs.get(job_id) for job_id in job_ids)
+        return {row.id: job_from_row(row) for row in rows if row is not None}
 
     async def feed_head(self) -> FeedPosition:
         """The position of the newest event."""
@@ -112,20 +121,6 @@ class MemoryFeed(MemoryPart):
         self._tables.webhooks.subscriptions[subscription_id] = rotated
         return rotated
 
-    async def record_subscription_outcome(
-        self,
-        subscription_id: int,
-        *,
-        succeeded: bool,
-        disable_after: int,
-        disable_reason: str | None,
-        now: int,
-    ) -> None:
-        """Count a delivery attempt's success or failure against the subscription's streak."""
-        webhook_memory.record_outcome(
-            self._tables.webhooks, subscription_id, succeeded, disable_after, disable_reason, now
-        )
-
     async def signing_secret(
         self, tenant: str, fresh: str | None, now: int
     ) -> SigningSecret | None:
@@ -157,9 +152,27 @@ class MemoryFeed(MemoryPart):
         """Every recorded POST of one delivery."""
         return list(self._tables.webhooks.attempts.get(delivery_id, []))
 
-    async def record_delivery_attempt(self, report: DeliveryAttempt, state: str) -> DeliveryAttempt:
-        """Store one POST of a delivery as its next attempt, numbered."""
-        return webhook_memory.record_attempt(self._tables.webhooks, report, state)
+    async def outgoing_delivery(self, delivery_id: int) -> OutgoingDelivery | None:
+        """A delivery with its subscription or its tenant's secret, or None."""
+        webhooks = self._tables.webhooks
+        found = webhooks.deliveries.get(delivery_id)
+        if found is None:
+            return None
+        if found.subscription_id == JOB_WEBHOOK:
+            return OutgoingDelivery(found, secret=webhooks.secrets.get(found.tenant))
+        return OutgoingDelivery(found, webhooks.subscriptions.get(found.subscription_id))
+
+    async def record_delivery_attempt(
+        self, report: DeliveryAttempt, state: str, outcome: SubscriptionOutcome | None = None
+    ) -> DeliveryAttempt:
+        """Store one POST of a delivery as its next attempt, numbered; with `outcome`,
+        count it for the delivery's subscription."""
+        webhooks = self._tables.webhooks
+        recorded = webhook_memory.record_attempt(webhooks, report, state)
+        found = webhooks.deliveries.get(report.delivery_id)
+        if outcome is not None and found is not None:
+            webhook_memory.record_outcome(webhooks, found.subscription_id, outcome, report.at)
+        return recorded
 
     async def redeliver(
         self,

@@ -11,6 +11,7 @@ from backroom.core.webhooks import (
     NewDelivery,
     NewSubscription,
     SigningSecret,
+    SubscriptionOutcome,
     WebhookDelivery,
     WebhookSubscription,
 )
@@ -52,24 +53,18 @@ def get_subscription(
 
 
 def record_outcome(
-    tables: WebhookTables,
-    subscription_id: int,
-    succeeded: bool,
-    disable_after: int,
-    disable_reason: str | None,
-    now: int,
+    tables: WebhookTables, subscription_id: int, outcome: SubscriptionOutcome, now: int
 ) -> None:
     """Count an attempt's success or failure; disable at the streak or with a reason."""
     found = tables.subscriptions.get(subscription_id)
     if found is None:
         return
-    streak = 0 if succeeded else found.failure_streak + 1
+    streak = 0 if outcome.succeeded else found.failure_streak + 1
     enabled, reason = found.enabled, found.disabled_reason
-    if disable_reason is not None:
-        enabled, reason = False, disable_reason
-    elif not succeeded and streak >= disable_after and found.enabled:
-        enabled = False
-        reason = f"disabled after {disable_after} failed deliveries in a row"
+    if outcome.disable_reason is not None:
+        enabled, reason = False, outcome.disable_reason
+    elif not outcome.succeeded and streak >= outcome.disable_after and found.enabled:
+        enabled, reason = False, outcome.streak_reason
     tables.subscriptions[subscription_id] = dataclasses.replace(
         found, failure_streak=streak, enabled=enabled, disabled_reason=reason, updated_at=now
     )

@@ -7,13 +7,17 @@ from collections.abc import Awaitable, Callable, Sequence
 
 from backroom.core.job import NewJob, SubmitResult
 from backroom.core.webhooks import (
+    JOB_WEBHOOK,
     DeliveryAttempt,
     NewDelivery,
+    OutgoingDelivery,
+    SubscriptionOutcome,
     WebhookDelivery,
 )
 from backroom.store.postgres.database import PooledConnection
 from backroom.store.postgres.database import PooledConnection as Connection
-from backroom.store.webhook_rows import delivery_from_row
+from backroom.store.rows import load_json
+from backroom.store.webhook_rows import delivery_from_row, secret_from_row, subscription_from_row
 
 SubmitJobs = Callable[[PooledConnection, Sequence[NewJob], int], Awaitable[Sequence[SubmitResult]]]
 """The store's own submission, for the jobs that run deliveries."""
@@ -34,12 +38,41 @@ WITH counted AS (
     SET state = $2, attempts = attempts + 1, last_status = $3, last_latency_ms = $4,
         last_error = $5, updated_at = $6
     WHERE id = $1
-    RETURNING id, attempts
+    RETURNING id, attempts, subscription_id
+),
+streak AS (
+    -- With an outcome ($7, succeeded): a success ends the subscription's failure streak;
+    -- a failure lengthens it and disables at $9 in a row ($10 says so), or at once with
+    -- the reason $8.
+    UPDATE webhook_subscriptions
+    SET failure_streak = CASE WHEN $7 THEN 0 ELSE failure_streak + 1 END,
+        enabled = CASE WHEN $8::text IS NOT NULL THEN FALSE
+                       WHEN NOT $7 AND failure_streak + 1 >= $9 THEN FALSE
+                       ELSE enabled END,
+        disabled_reason = CASE
+            WHEN $8::text IS NOT NULL THEN $8
+            WHEN NOT $7 AND failure_streak + 1 >= $9 AND enabled THEN $10
+            ELSE disabled_reason END,
+        updated_at = $6
+    WHERE $7::boolean IS NOT NULL AND id = (SELECT subscription_id FROM counted)
 )
 INSERT INTO webhook_delivery_attempts (delivery_id, number, at, status, latency_ms, error)
 SELECT id, attempts, $6, $3, $4, $5 FROM counted
 RETURNING number
 """
+"""$1 delivery, $2 its state after, $3-$5 status, latency, error, $6 now; $7-$10 the
+subscription's outcome (all NULL but $9 without one)."""
+
+_OUTGOING = """
+SELECT delivery.*,
+       (SELECT to_jsonb(subscribed) FROM webhook_subscriptions AS subscribed
+        WHERE subscribed.id = delivery.subscription_id)::text AS subscription,
+       (SELECT to_jsonb(signer) FROM webhook_signing_secrets AS signer
+        WHERE delivery.subscription_id = $2 AND signer.tenant = delivery.tenant)::text AS secret
+FROM webhook_deliveries AS delivery
+WHERE delivery.id = $1
+"""
+"""$1 delivery, $2 `JOB_WEBHOOK`: the delivery and, as JSON, what signs it."""
 
 
 async def add_deliveries(
@@ -123,9 +156,13 @@ async def delivery_attempts(connection: Connection, delivery_id: int) -> list[De
 
 
 async def record_delivery_attempt(
-    connection: Connection, report: DeliveryAttempt, state: str
+    connection: Connection,
+    report: DeliveryAttempt,
+    state: str,
+    outcome: SubscriptionOutcome | None = None,
 ) -> DeliveryAttempt:
-    """Store one POST of a delivery as its next attempt, and the delivery's state after it."""
+    """Store one POST of a delivery as its next attempt, and the delivery's state after it;
+    with `outcome`, count it for the delivery's subscription (one statement)."""
     number = await connection.fetchval(
         _RECORD_ATTEMPT,
         report.delivery_id,
@@ -134,8 +171,25 @@ async def record_delivery_attempt(
         report.latency_ms,
         report.error,
         report.at,
+        None if outcome is None else outcome.succeeded,
+        None if outcome is None else outcome.disable_reason,
+        0 if outcome is None else outcome.disable_after,
+        None if outcome is None else outcome.streak_reason,
     )
     return dataclasses.replace(report, number=number or 0)
+
+
+async def outgoing_delivery(connection: Connection, delivery_id: int) -> OutgoingDelivery | None:
+    """A delivery with its subscription or its tenant's job-webhook secret, or None."""
+    row = await connection.fetchrow(_OUTGOING, delivery_id, JOB_WEBHOOK)
+    if row is None:
+        return None
+    subscription, secret = row["subscription"], row["secret"]
+    return OutgoingDelivery(
+        delivery_from_row(row),
+        None if subscription is None else subscription_from_row(load_json(subscription)),
+        None if secret is None else secret_from_row(load_json(secret)),
+    )
 
 
 async def restart_delivery(

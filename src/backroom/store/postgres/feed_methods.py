@@ -7,15 +7,17 @@ first reader registers.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from backroom.core.feed import FeedFilter, FeedPage, FeedPosition
-from backroom.core.job import NewJob, SubmitResult
+from backroom.core.job import Job, NewJob, SubmitResult
 from backroom.core.webhooks import (
     DeliveryAttempt,
     NewDelivery,
     NewSubscription,
+    OutgoingDelivery,
     SigningSecret,
+    SubscriptionOutcome,
     WebhookDelivery,
     WebhookSubscription,
 )
@@ -25,6 +27,7 @@ from backroom.store.postgres import subscriptions as subscription_sql
 from backroom.store.postgres.database import PooledConnection
 from backroom.store.postgres.part import PostgresPart
 from backroom.store.postgres.submit import submit_jobs
+from backroom.store.rows import job_from_row
 
 FEED_CHANNEL = "backroom_feed"
 """The channel the job_events trigger notifies."""
@@ -48,6 +51,16 @@ class PostgresFeed(PostgresPart):
         """Up to `limit` events after `after` that `where` lets through."""
         async with self._database.connection() as connection:
             return await feed.read_feed(connection, after, where, limit)
+
+    async def feed_jobs(self, job_ids: Collection[int]) -> dict[int, Job]:
+        """The jobs of `job_ids` that still exist, by id (one statement)."""
+        if not job_ids:
+            return {}
+        async with self._database.connection() as connection:
+            rows = await connection.fetch(
+                "SELECT * FROM jobs WHERE id = ANY ($1::bigint[])", list(job_ids)
+            )
+        return {row["id"]: job_from_row(row) for row in rows}
 
     async def feed_head(self) -> FeedPosition:
         """The position of the newest readable event."""
@@ -115,26 +128,6 @@ class PostgresFeed(PostgresPart):
                 connection, subscription_id, tenant, secret, grace_until, now
             )
 
-    async def record_subscription_outcome(
-        self,
-        subscription_id: int,
-        *,
-        succeeded: bool,
-        disable_after: int,
-        disable_reason: str | None,
-        now: int,
-    ) -> None:
-        """Count a delivery attempt's success or failure against the subscription's streak."""
-        async with self._database.connection() as connection:
-            await subscription_sql.record_subscription_outcome(
-                connection,
-                subscription_id,
-                succeeded=succeeded,
-                disable_after=disable_after,
-                disable_reason=disable_reason,
-                now=now,
-            )
-
     async def signing_secret(
         self, tenant: str, fresh: str | None, now: int
     ) -> SigningSecret | None:
@@ -168,10 +161,18 @@ class PostgresFeed(PostgresPart):
         async with self._database.connection() as connection:
             return await delivery_sql.delivery_attempts(connection, delivery_id)
 
-    async def record_delivery_attempt(self, report: DeliveryAttempt, state: str) -> DeliveryAttempt:
-        """Store one POST of a delivery as its next attempt, numbered."""
+    async def outgoing_delivery(self, delivery_id: int) -> OutgoingDelivery | None:
+        """A delivery with its subscription or its tenant's secret (one statement), or None."""
         async with self._database.connection() as connection:
-            return await delivery_sql.record_delivery_attempt(connection, report, state)
+            return await delivery_sql.outgoing_delivery(connection, delivery_id)
+
+    async def record_delivery_attempt(
+        self, report: DeliveryAttempt, state: str, outcome: SubscriptionOutcome | None = None
+    ) -> DeliveryAttempt:
+        """Store one POST of a delivery as its next attempt, numbered; with `outcome`,
+        count it for the delivery's subscription (one statement)."""
+        async with self._database.connection() as connection:
+            return await delivery_sql.record_delivery_attempt(connection, report, state, outcome)
 
     async def redeliver(
         self,

@@ -11,20 +11,6 @@ from backroom.store.postgres.database import PooledConnection as Connection
 from backroom.store.rows import dump_json
 from backroom.store.webhook_rows import secret_from_row, subscription_from_row
 
-_RECORD_OUTCOME = """
-UPDATE webhook_subscriptions
-SET failure_streak = CASE WHEN $1 THEN 0 ELSE failure_streak + 1 END,
-    enabled = CASE WHEN $2 THEN FALSE
-                   WHEN NOT $1 AND failure_streak + 1 >= $4 THEN FALSE
-                   ELSE enabled END,
-    disabled_reason = CASE
-        WHEN $2 THEN $3
-        WHEN NOT $1 AND failure_streak + 1 >= $4 AND enabled THEN $5
-        ELSE disabled_reason END,
-    updated_at = $6
-WHERE id = $7
-"""
-
 
 async def create_subscription(
     connection: Connection, new: NewSubscription, now: int
@@ -102,28 +88,6 @@ async def rotate_subscription_secret(
         tenant,
     )
     return None if row is None else subscription_from_row(row)
-
-
-async def record_subscription_outcome(
-    connection: Connection,
-    subscription_id: int,
-    *,
-    succeeded: bool,
-    disable_after: int,
-    disable_reason: str | None,
-    now: int,
-) -> None:
-    """Count a delivery's success or failure; disable at the streak or with `disable_reason`."""
-    await connection.execute(
-        _RECORD_OUTCOME,
-        succeeded,
-        disable_reason is not None,
-        disable_reason,
-        disable_after,
-        f"disabled after {disable_after} failed deliveries in a row",
-        now,
-        subscription_id,
-    )
 
 
 async def signing_secret(

@@ -8,9 +8,17 @@ from collections.abc import Callable, Sequence
 
 from backroom.core.job import NewJob, SubmitResult
 from backroom.core.webhooks import (
+    JOB_WEBHOOK,
     DeliveryAttempt,
     NewDelivery,
+    OutgoingDelivery,
+    SubscriptionOutcome,
     WebhookDelivery,
+)
+from backroom.store.sqlite.subscriptions import (
+    find_signing_secret,
+    get_subscription,
+    record_subscription_outcome,
 )
 from backroom.store.webhook_rows import delivery_from_row
 
@@ -35,7 +43,7 @@ UPDATE webhook_deliveries
 SET state = ?, attempts = attempts + 1, last_status = ?, last_latency_ms = ?,
     last_error = ?, updated_at = ?
 WHERE id = ?
-RETURNING attempts
+RETURNING attempts, subscription_id
 """
 
 
@@ -121,9 +129,13 @@ def delivery_attempts(connection: sqlite3.Connection, delivery_id: int) -> list[
 
 
 def record_delivery_attempt(
-    connection: sqlite3.Connection, report: DeliveryAttempt, state: str
+    connection: sqlite3.Connection,
+    report: DeliveryAttempt,
+    state: str,
+    outcome: SubscriptionOutcome | None = None,
 ) -> DeliveryAttempt:
-    """Store one POST of a delivery as its next attempt, and the delivery's state after it."""
+    """Store one POST of a delivery as its next attempt, and the delivery's state after it;
+    with `outcome`, count it for the delivery's subscription."""
     row = connection.execute(
         _UPDATE_DELIVERY,
         (state, report.status, report.latency_ms, report.error, report.at, report.delivery_id),
@@ -133,7 +145,20 @@ def record_delivery_attempt(
         _RECORD_ATTEMPT,
         (report.delivery_id, number, report.at, report.status, report.latency_ms, report.error),
     )
+    if outcome is not None and row is not None:
+        record_subscription_outcome(connection, row["subscription_id"], outcome, report.at)
     return dataclasses.replace(report, number=number)
+
+
+def outgoing_delivery(connection: sqlite3.Connection, delivery_id: int) -> OutgoingDelivery | None:
+    """A delivery with its subscription or its tenant's job-webhook secret, or None."""
+    delivery = get_delivery(connection, delivery_id, None)
+    if delivery is None:
+        return None
+    if delivery.subscription_id == JOB_WEBHOOK:
+        return OutgoingDelivery(delivery, secret=find_signing_secret(connection, delivery.tenant))
+    subscription = get_subscription(connection, delivery.subscription_id, None)
+    return OutgoingDelivery(delivery, subscription)
 
 
 def restart_delivery(

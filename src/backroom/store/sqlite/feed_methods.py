@@ -6,19 +6,23 @@ new events at their next poll.
 
 from __future__ import annotations
 
+import json
 import sqlite3
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 
 from backroom.core.feed import FeedFilter, FeedPage, FeedPosition
-from backroom.core.job import NewJob
+from backroom.core.job import Job, NewJob
 from backroom.core.webhooks import (
     DeliveryAttempt,
     NewDelivery,
     NewSubscription,
+    OutgoingDelivery,
     SigningSecret,
+    SubscriptionOutcome,
     WebhookDelivery,
     WebhookSubscription,
 )
+from backroom.store.rows import job_from_row
 from backroom.store.sqlite import deliveries as delivery_sql
 from backroom.store.sqlite import feed
 from backroom.store.sqlite import subscriptions as subscription_sql
@@ -38,6 +42,20 @@ class SqliteFeed(SqlitePart):
         return await self._database.read(
             lambda connection: feed.read_feed(connection, after, where, limit)
         )
+
+    async def feed_jobs(self, job_ids: Collection[int]) -> dict[int, Job]:
+        """The jobs of `job_ids` that still exist, by id (one read)."""
+        if not job_ids:
+            return {}
+        wanted = json.dumps(list(job_ids))
+
+        def read(connection: sqlite3.Connection) -> dict[int, Job]:
+            rows = connection.execute(
+                "SELECT * FROM jobs WHERE id IN (SELECT value FROM json_each(?))", (wanted,)
+            )
+            return {row["id"]: job_from_row(row) for row in rows}
+
+        return await self._database.read(read)
 
     async def feed_head(self) -> FeedPosition:
         """The position of the newest event."""
@@ -115,27 +133,6 @@ class SqliteFeed(SqlitePart):
             )
         )
 
-    async def record_subscription_outcome(
-        self,
-        subscription_id: int,
-        *,
-        succeeded: bool,
-        disable_after: int,
-        disable_reason: str | None,
-        now: int,
-    ) -> None:
-        """Count a delivery attempt's success or failure against the subscription's streak."""
-        await self._database.write(
-            lambda connection: subscription_sql.record_subscription_outcome(
-                connection,
-                subscription_id,
-                succeeded=succeeded,
-                disable_after=disable_after,
-                disable_reason=disable_reason,
-                now=now,
-            )
-        )
-
     async def signing_secret(
         self, tenant: str, fresh: str | None, now: int
     ) -> SigningSecret | None:
@@ -176,10 +173,21 @@ class SqliteFeed(SqlitePart):
             lambda connection: delivery_sql.delivery_attempts(connection, delivery_id)
         )
 
-    async def record_delivery_attempt(self, report: DeliveryAttempt, state: str) -> DeliveryAttempt:
-        """Store one POST of a delivery as its next attempt, numbered."""
+    async def outgoing_delivery(self, delivery_id: int) -> OutgoingDelivery | None:
+        """A delivery with its subscription or its tenant's secret, or None."""
+        return await self._database.read(
+            lambda connection: delivery_sql.outgoing_delivery(connection, delivery_id)
+        )
+
+    async def record_delivery_attempt(
+        self, report: DeliveryAttempt, state: str, outcome: SubscriptionOutcome | None = None
+    ) -> DeliveryAttempt:
+        """Store one POST of a delivery as its next attempt, numbered; with `outcome`,
+        count it for the delivery's subscription, in one transaction."""
         return await self._database.write(
-            lambda connection: delivery_sql.record_delivery_attempt(connection, report, state)
+            lambda connection: delivery_sql.record_delivery_attempt(
+                connection, report, state, outcome
+            )
         )
 
     async def redeliver(

@@ -7,6 +7,7 @@ import sqlite3
 from backroom.core.webhooks import (
     NewSubscription,
     SigningSecret,
+    SubscriptionOutcome,
     WebhookSubscription,
 )
 from backroom.store.rows import dump_json
@@ -124,23 +125,17 @@ def rotate_subscription_secret(
 
 
 def record_subscription_outcome(
-    connection: sqlite3.Connection,
-    subscription_id: int,
-    *,
-    succeeded: bool,
-    disable_after: int,
-    disable_reason: str | None,
-    now: int,
+    connection: sqlite3.Connection, subscription_id: int, outcome: SubscriptionOutcome, now: int
 ) -> None:
-    """Count a delivery's success or failure; disable at the streak or with `disable_reason`."""
+    """Count a delivery's success or failure; disable at the streak or with a reason."""
     connection.execute(
         _RECORD_OUTCOME,
         {
-            "succeeded": succeeded,
-            "disable": disable_reason is not None,
-            "reason": disable_reason,
-            "disable_after": disable_after,
-            "streak_reason": f"disabled after {disable_after} failed deliveries in a row",
+            "succeeded": outcome.succeeded,
+            "disable": outcome.disable_reason is not None,
+            "reason": outcome.disable_reason,
+            "disable_after": outcome.disable_after,
+            "streak_reason": outcome.streak_reason,
             "now": now,
             "id": subscription_id,
         },
