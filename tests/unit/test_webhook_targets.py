@@ -95,6 +95,13 @@ async def test_the_checked_address_is_the_one_connected_to() -> None:
     assert target.host_header == "hooks.example.com:8443"
 
 
+async def test_an_international_host_name_goes_on_the_wire_in_its_idna_form() -> None:
+    target = await check_target(
+        "https://bücher.example:8443/in", TargetPolicy(resolve=resolver_of("1.1.1.1"))
+    )
+    assert target.host_header == "xn--bcher-kva.example:8443"
+
+
 @pytest.mark.parametrize(
     ("url", "message"),
     [
@@ -107,6 +114,7 @@ async def test_the_checked_address_is_the_one_connected_to() -> None:
         ("http://127.0.0.1/", "non-public"),
         ("http://[::ffff:7f00:1]/", "non-public"),
         ("http://example.com/#x", "fragment"),
+        ("http://" + "ä" * 70 + ".com/", "not a valid name"),
     ],
 )
 async def test_bad_urls_are_refused_with_a_reason(url: str, message: str) -> None:

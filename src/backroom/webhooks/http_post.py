@@ -9,10 +9,11 @@ which held one worker process to ~400 deliveries a second. Here a POST is one wr
 the reads its answer takes, parsed by the same C parser uvicorn uses.
 
 Connections are kept per origin (scheme, address, port, host name), the most recently
-used first. A kept connection the receiver closed meanwhile is found closed and dropped;
-one that it closes just as the request goes out is lost before any answer, and the
-request is sent once more on a new connection (a receiver tells deliveries apart by their
-`webhook-id`, so a resend is harmless). Anything else the connection does wrong is an
+used first, each for up to 5 s idle (8 per origin, 64 in all by default). A kept
+connection the receiver closed meanwhile is found closed and dropped; one that it closes
+just as the request goes out is lost before any answer, and the request is sent once
+more on a new connection (a receiver tells deliveries apart by their `webhook-id`, so a
+resend is harmless). Anything else the connection does wrong is an
 `HttpPostError`.
 """
 
@@ -20,11 +21,13 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from urllib.parse import quote
 
 import httptools
+
+from backroom.clock import Clock
 
 MAX_ANSWER_BODY = 64 * 1024
 """Bytes of an answer's body read at most; past them the connection is closed."""
@@ -171,18 +174,32 @@ class _Connection(asyncio.Protocol):
 
 
 class HttpPoster:
-    """POSTs to origins over connections it keeps, at most `keep` idle ones per origin.
+    """POSTs to origins over connections it keeps for a while between them.
 
-    `tls` verifies https receivers (None: certifi's certificate authorities, as httpx
-    trusted before; made at the first https POST, ~25 ms of CPU). A POST is not bounded
-    in time here: the caller wraps it in a timeout, and a connection whose POST was
-    abandoned is closed, never kept.
+    At most `keep` idle connections per origin and `keep_total` in all are kept, each for
+    at most `idle_ms` (as httpx did: receivers close idle connections after a few
+    seconds, uvicorn after 5, and a worker that sent one webhook to each of many receivers
+    must not hold their sockets). `tls` verifies https receivers (None: certifi's
+    certificate authorities, as httpx trusted before; made at the first https POST, ~25 ms
+    of CPU). A POST is not bounded in time here: the caller wraps it in a timeout, and a
+    connection whose POST was abandoned is closed, never kept.
     """
 
-    def __init__(self, *, tls: ssl.SSLContext | None = None, keep: int = 8) -> None:
+    def __init__(
+        self,
+        clock: Clock,
+        *,
+        tls: ssl.SSLContext | None = None,
+        keep: int = 8,
+        keep_total: int = 64,
+        idle_ms: int = 5_000,
+    ) -> None:
+        self._clock = clock
         self._tls = tls
-        self._keep = keep
-        self._idle: dict[Origin, list[_Connection]] = {}
+        self._keep, self._keep_total, self._idle_ms = keep, keep_total, idle_ms
+        # Idle connections by origin, the most recently used last, with when each went idle.
+        self._idle: dict[Origin, list[tuple[int, _Connection]]] = {}
+        self._idle_count = 0
 
     async def post(
         self, origin: Origin, path: str, headers: Iterable[tuple[str, str]], body: bytes
@@ -200,30 +217,55 @@ class HttpPoster:
 
     def kept(self, origin: Origin) -> int:
         """How many idle connections to `origin` are kept open."""
-        return sum(connection.open for connection in self._idle.get(origin, ()))
+        return sum(connection.open for _, connection in self._idle.get(origin, ()))
 
     async def close(self) -> None:
         """Close every kept connection."""
-        for connections in self._idle.values():
-            for connection in connections:
-                connection.close()
-        self._idle.clear()
+        self._drop(lambda _: True)
 
     def _kept(self, origin: Origin) -> _Connection | None:
-        idle = self._idle.get(origin)
+        """The most recently used idle connection to `origin` that is still open and fresh."""
+        idle, fresh_since = self._idle.get(origin), self._clock.now() - self._idle_ms
         while idle:
-            connection = idle.pop()
-            if connection.open:
+            since, connection = idle.pop()
+            self._idle_count -= 1
+            if connection.open and since >= fresh_since:
                 return connection
+            connection.close()
         return None
 
     def _after(self, origin: Origin, connection: _Connection, answer: HttpAnswer) -> HttpAnswer:
+        """Keep `connection` idle for the next POST to `origin` if it may be; `answer`."""
+        now = self._clock.now()
+        if self._idle_count >= self._keep_total:  # make room: let the stale ones go
+            self._drop(lambda since: since < now - self._idle_ms)
         idle = self._idle.setdefault(origin, [])
-        if connection.reusable and connection.open and len(idle) < self._keep:
-            idle.append(connection)
+        if (
+            connection.reusable
+            and connection.open
+            and len(idle) < self._keep
+            and self._idle_count < self._keep_total
+        ):
+            idle.append((now, connection))
+            self._idle_count += 1
         else:
             connection.close()
         return answer
+
+    def _drop(self, stale: Callable[[int], bool]) -> None:
+        """Close the idle connections that are `stale` (by when they went idle) or closed."""
+        for origin, idle in list(self._idle.items()):
+            kept: list[tuple[int, _Connection]] = []
+            for since, connection in idle:
+                if connection.open and not stale(since):
+                    kept.append((since, connection))
+                else:
+                    connection.close()
+            if kept:
+                self._idle[origin] = kept
+            else:
+                del self._idle[origin]
+        self._idle_count = sum(len(idle) for idle in self._idle.values())
 
     async def _connect(self, origin: Origin) -> _Connection:
         loop = asyncio.get_running_loop()

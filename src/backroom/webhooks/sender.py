@@ -58,7 +58,7 @@ class WebhookSender:
         self._clock = clock
         self._settings = settings or SenderSettings()
         self._gates: dict[tuple[str, int], asyncio.Semaphore] = {}
-        self._poster = HttpPoster(tls=self._settings.tls, keep=self._settings.per_receiver)
+        self._poster = HttpPoster(clock, tls=self._settings.tls, keep=self._settings.per_receiver)
         self._closed = False
 
     async def post(self, url: str, body: str, headers: dict[str, str]) -> Answer:

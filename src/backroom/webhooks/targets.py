@@ -130,8 +130,9 @@ class Target:
 
     @property
     def host_header(self) -> str:
-        """The `Host` header: the name from the URL, with its port unless it is the default."""
-        name = f"[{self.host}]" if ":" in self.host else self.host
+        """The `Host` header: the name from the URL (in ASCII: an international name as
+        its IDNA form), with its port unless it is the default."""
+        name = f"[{self.host}]" if ":" in self.host else _ascii_name(self.host)
         if self.port == _DEFAULT_PORTS[self.scheme]:
             return name
         return f"{name}:{self.port}"
@@ -142,6 +143,11 @@ class Target:
         parts = urlsplit(self.url)
         path = parts.path or "/"
         return f"{path}?{parts.query}" if parts.query else path
+
+
+def _ascii_name(host: str) -> str:
+    """`host` as it goes on the wire: an international name in its IDNA (punycode) form."""
+    return host if host.isascii() else host.encode("idna").decode("ascii")
 
 
 def parse_webhook_url(url: str) -> tuple[str, str, int]:
@@ -160,6 +166,10 @@ def parse_webhook_url(url: str) -> tuple[str, str, int]:
         raise WebhookTargetRefused("webhook URL must not carry a user name or password")
     if not parts.hostname:
         raise WebhookTargetRefused("webhook URL has no host")
+    try:
+        _ascii_name(parts.hostname)
+    except UnicodeError:
+        raise WebhookTargetRefused("webhook URL's host is not a valid name") from None
     if parts.fragment:
         raise WebhookTargetRefused("webhook URL must not have a #fragment")
     return scheme, parts.hostname, port if port is not None else _DEFAULT_PORTS[scheme]
