@@ -17,8 +17,17 @@ run: $(STAMP)
 	$(VENV)/bin/backroom serve
 
 # Everything: slow tests (real processes) and PostgreSQL ones (they skip without a server).
+# The tests behind LiteLLM's proxy mostly wait out its minute-long rate windows, so they
+# run as a second session beside the rest (each session makes its own database), and
+# their report follows the rest's.
 test: $(STAMP) test-deps
-	$(PY) -m pytest
+	@mkdir -p build
+	@$(PY) -m pytest -p no:cacheprovider tests/llm_proxy >build/test-llm-proxy.log 2>&1 & \
+	proxy=$$!; \
+	$(PY) -m pytest --ignore=tests/llm_proxy; rest=$$?; \
+	wait $$proxy; proxied=$$?; \
+	cat build/test-llm-proxy.log; \
+	test $$rest -eq 0 && test $$proxied -eq 0
 
 # What the slow tests need beyond backroom's own dependencies: LiteLLM's proxy, in a
 # virtual environment of its own (build/litellm-venv, from tests/llm_proxy/*.txt; a
