@@ -85,7 +85,6 @@ class _Connection(asyncio.Protocol):
         self._status = 0
         self._body = 0
         self._got_bytes = False
-        self._headers_done = False
         self._lost = False
         self.reusable = False
 
@@ -103,7 +102,7 @@ class _Connection(asyncio.Protocol):
         self._parser = httptools.HttpResponseParser(self)
         self._answer = asyncio.get_running_loop().create_future()
         self._headers, self._status, self._body = {}, 0, 0
-        self._got_bytes = self._headers_done = False
+        self._got_bytes = False
         self._transport.write(request)
         try:
             return await self._answer
@@ -135,7 +134,7 @@ class _Connection(asyncio.Protocol):
         self._lost, self.reusable = True, False
         if self._answer is None or self._answer.done():
             return
-        if self._headers_done:  # a body read until the connection closes
+        if self._status >= 200:  # the headers came: a body read until the connection closes
             self._answer.set_result(HttpAnswer(self._status, self._headers))
         elif self._got_bytes:
             self._fail(HttpPostError("the connection closed in the middle of the answer"))
@@ -149,7 +148,6 @@ class _Connection(asyncio.Protocol):
     def on_headers_complete(self) -> None:
         assert self._parser is not None
         self._status = self._parser.get_status_code()
-        self._headers_done = self._status >= 200
 
     def on_body(self, body: bytes) -> None:
         self._body += len(body)

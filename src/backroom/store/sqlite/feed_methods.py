@@ -6,7 +6,6 @@ new events at their next poll.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Callable, Collection, Sequence
 
@@ -22,7 +21,7 @@ from backroom.core.webhooks import (
     WebhookDelivery,
     WebhookSubscription,
 )
-from backroom.store.rows import job_from_row
+from backroom.store.rows import dump_json, job_from_row
 from backroom.store.sqlite import deliveries as delivery_sql
 from backroom.store.sqlite import feed
 from backroom.store.sqlite import subscriptions as subscription_sql
@@ -47,7 +46,7 @@ class SqliteFeed(SqlitePart):
         """The jobs of `job_ids` that still exist, by id (one read)."""
         if not job_ids:
             return {}
-        wanted = json.dumps(list(job_ids))
+        wanted = dump_json(list(job_ids))
 
         def read(connection: sqlite3.Connection) -> dict[int, Job]:
             rows = connection.execute(
