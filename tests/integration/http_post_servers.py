@@ -1,6 +1,6 @@
 """Loopback receivers for the webhook POST tests: a scripted asyncio server that does what
 a well-behaved one never would, on purpose, and an ASGI app for uvicorn (the server many
-receivers run); a clock the test sets."""
+receivers run)."""
 
 from __future__ import annotations
 
@@ -90,16 +90,3 @@ async def asgi_app(scope: dict[str, Any], receive: Any, send: Any) -> None:
     headers.append((b"x-client-port", client_port))
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": b""})
-
-
-class SetClock:
-    """A clock the test sets (the poster only reads it)."""
-
-    def __init__(self) -> None:
-        self.at = 0
-
-    def now(self) -> int:
-        return self.at
-
-    async def sleep(self, ms: float) -> None:
-        raise AssertionError("the poster never sleeps")

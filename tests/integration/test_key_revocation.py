@@ -13,6 +13,7 @@ from contextlib import AsyncExitStack
 
 import httpx
 import pytest
+from manual_clock import ManualClock
 
 from backroom import App
 from backroom.api import ApiSettings, create_api
@@ -22,21 +23,6 @@ from backroom.service.tenant_admin import revoke_key
 CACHE_MS = 2_000
 Servers = tuple["App", "ManualClock", list[httpx.AsyncClient]]
 STEP_MS = 500
-
-
-class ManualClock:
-    """A clock that moves only when the test moves it."""
-
-    def __init__(self) -> None:
-        self.ms = 1_700_000_000_000
-
-    def now(self) -> int:
-        """The current test time in milliseconds."""
-        return self.ms
-
-    async def sleep(self, ms: float) -> None:
-        """Sleeping moves the clock (nothing here sleeps)."""
-        self.ms += round(ms)
 
 
 async def _open_apps(

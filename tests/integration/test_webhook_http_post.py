@@ -9,7 +9,6 @@ import pytest
 from deadline_polls import serving, until
 from http_post_servers import (
     OK,
-    SetClock,
     answering,
     asgi_app,
     async_of,
@@ -17,6 +16,7 @@ from http_post_servers import (
     read_request,
     scripted,
 )
+from manual_clock import ManualClock
 
 from backroom.clock import SystemClock
 from backroom.webhooks.http_post import HttpPoster, HttpPostError
@@ -38,20 +38,20 @@ async def test_posts_to_uvicorn_reuse_one_kept_connection() -> None:
 
 
 async def test_kept_connections_are_let_go_when_stale_or_too_many() -> None:
-    clock = SetClock()
+    clock = ManualClock(0)
     poster = HttpPoster(clock, keep_total=2, idle_ms=5_000)
     with serving(asgi_app) as url:
         port = int(url.rsplit(":", 1)[1].split("/")[0])
         named = [origin(port, host=name) for name in ("a.test", "b.test", "c.test")]
         first = await poster.post(named[0], "/ok", [], b"{}")
-        clock.at = 5_000
+        clock.ms = 5_000
         fresh = await poster.post(named[0], "/ok", [], b"{}")
-        clock.at = 10_001
+        clock.ms = 10_001
         stale = await poster.post(named[0], "/ok", [], b"{}")
         for each in named[1:]:
             await poster.post(each, "/ok", [], b"{}")
         kept = [poster.kept(each) for each in named]
-        clock.at = 20_000
+        clock.ms = 20_000
         await poster.post(named[2], "/ok", [], b"{}")  # room made: the stale ones go
         after = [poster.kept(each) for each in named]
         await poster.close()
