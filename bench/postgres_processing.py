@@ -3,7 +3,8 @@
     python -m bench.postgres_processing [--jobs 10000] [--rounds 3] [--processes 1,2,4]
         [--server postgresql://postgres@127.0.0.1:5432] [--admin-db test] [--samples 100]
 
-(`--processes ''`: only the pickup latency rounds.)
+Then `--samples` pickups a round, as `bench.postgres_pickup` measures them (`--processes
+''`: only those rounds; `--samples 0`: none).
 
 Each round runs every system with each number of processes, in alternating order, on
 a queue of `--jobs` jobs enqueued in bulk beforehand (VACUUM ANALYZE, CHECKPOINT, then
@@ -36,14 +37,12 @@ from functools import partial
 import asyncpg
 
 from backroom import App
-from bench.postgres_peers import PGQUEUER_TABLES, pgqueuer_enqueue, pgqueuer_install, raw_pickup
+from bench.postgres_peers import PGQUEUER_TABLES, pgqueuer_enqueue, pgqueuer_install
+from bench.postgres_pickup import pickup_report, pickups
 from bench.postgres_support import ROOT, Server, execute
 from bench.postgres_throughput import (
     BACKROOM_TABLES,
     backroom_enqueue,
-    backroom_pickup,
-    latency_row,
-    percentile,
 )
 from bench.postgres_wal import WalUse, wal_position, wal_use
 from bench.process_cpu import CpuUse, cpu_of
@@ -214,43 +213,6 @@ def wal_detail(rows: Rows, jobs: int) -> list[str]:
     return lines
 
 
-async def pickups(server: Server, rounds: int, samples: int) -> dict[str, list[float]]:
-    """Pickup latencies (ms) of an idle backroom worker and of the raw asyncpg floor
-    (INSERT + NOTIFY to a SKIP LOCKED claim), `samples` of each a round, alternating;
-    each round's p50 and p99 and the load average printed as it ends."""
-    latencies: dict[str, list[float]] = {PICKUP: [], FLOOR: []}
-    async with server.scratch("proc_pickup") as url:
-        async with App(url):
-            pass  # create the schema
-        for number in range(rounds):
-            load = os.getloadavg()[0]
-            mine = await backroom_pickup(url, samples)
-            floor = await raw_pickup(url, samples)
-            latencies[PICKUP] += mine
-            latencies[FLOOR] += floor
-            print(
-                f"pickup round {number + 1}: backroom p50 {statistics.median(mine):.2f} ms,"
-                f" p99 {percentile(mine, 0.99):.2f} ms; floor p50 {statistics.median(floor):.2f}"
-                f" ms, p99 {percentile(floor, 0.99):.2f} ms; load {load:.1f} ->"
-                f" {os.getloadavg()[0]:.1f}",
-                flush=True,
-            )
-    return latencies
-
-
-PICKUP = "backroom: `App.submit` to handler start, idle worker (LISTEN/NOTIFY)"
-FLOOR = "raw asyncpg floor: INSERT + NOTIFY to a SKIP LOCKED claim, one process"
-
-
-def pickup_report(latencies: dict[str, list[float]]) -> list[str]:
-    """Markdown: p50, p99 and max of each pickup row."""
-    lines = [
-        "| pickup latency | p50 | p99 | max | samples |",
-        "| --- | ---: | ---: | ---: | ---: |",
-    ]
-    return lines + [latency_row(name, values) for name, values in latencies.items()]
-
-
 def main() -> None:
     """Run the rounds and print markdown tables."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -268,8 +230,8 @@ def main() -> None:
         rows = asyncio.run(measure(server, args.jobs, args.rounds, counts))
         print("\n".join(report(rows, args.jobs)))
     if args.samples:
-        latencies = asyncio.run(pickups(server, args.rounds, args.samples))
-        print("\n".join(pickup_report(latencies)), f"\nload average {os.getloadavg()[0]:.1f}")
+        found = asyncio.run(pickups(server, args.rounds, args.samples))
+        print("\n".join(pickup_report(found)), f"\nload average {os.getloadavg()[0]:.1f}")
     print(f"\n({time.perf_counter() - started:.0f} s)")
 
 

@@ -1,4 +1,5 @@
-"""The worker's claims on a session of their own: `ClaimSession`.
+"""The worker's claims, and its look for the next due job, on a session of their own:
+`ClaimSession`.
 
 PostgreSQL plans a prepared statement afresh at each of its first five runs on a session
 (custom plans) and settles on a generic plan at the sixth; asyncpg prepares it once per
@@ -19,6 +20,11 @@ choose, PostgreSQL weighs that plan's estimate against plans made for each call'
 parameters, and beside a small table never analyzed (autovacuum off, an idle worker's
 queue) those looked cheaper every time: each claim was planned afresh, ~2 ms of a
 pickup's ~3 ms claim.
+
+The claim loop's other statement, `next_wakeup` (asked after a claim that left slots
+free: an idle worker's every claim), runs here too, for the same reason: planned for
+each call it took 1.2-2.1 ms, once planned 0.2-0.6 ms, with 0 to 100,000 queued jobs,
+analyzed or not. The two never run at once: the claim loop awaits each in turn.
 """
 
 from __future__ import annotations
@@ -34,9 +40,10 @@ GENERIC_PLANS = "SET plan_cache_mode = force_generic_plan"
 
 
 class ClaimSession:
-    """One connection, opened at the first claim, that every claim of the process uses;
-    through a transaction pooler, the pool's connections instead (no statement is kept
-    there: a session of its own would only cost one more client connection)."""
+    """One connection, opened at the first claim, that every claim (and `next_wakeup`)
+    of the process uses; through a transaction pooler, the pool's connections instead
+    (no statement is kept there: a session of its own would only cost one more client
+    connection)."""
 
     def __init__(self, database: PostgresDatabase) -> None:
         self._shared = database

@@ -277,7 +277,9 @@ class PostgresLeases(PostgresPart):
     ) -> int | None:
         """The earliest queued due time or running lease expiry in `queues` of `tasks`."""
         wanted = None if tasks is None else sorted(tasks)
-        async with self._database.connection() as connection:
+        # Asked by the claim loop after a claim, so on the claims' session: planned for
+        # each call it took 1.2-2.1 ms, with the plan made once 0.2-0.6 ms.
+        async with self._claims.connection() as connection:
             wakeup: int | None = await connection.fetchval(
                 queries.NEXT_WAKEUP, list(queues) or None, wanted
             )
