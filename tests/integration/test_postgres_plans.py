@@ -25,7 +25,7 @@ from postgres_store_support import MINUTE, T0, due_job, migrated
 
 from backroom.core.job import DEFAULT_QUEUE, DEFAULT_TENANT
 from backroom.core.outcome import Succeeded
-from backroom.store.postgres import feed, leases, queries
+from backroom.store.postgres import feed, leases
 from backroom.store.postgres.database import PostgresSettings
 from backroom.store.postgres.store import PostgresStore
 
@@ -162,8 +162,8 @@ async def test_the_next_wakeup_is_planned_once_on_the_claims_session(
     settings: PostgresSettings, filled: asyncpg.Connection[asyncpg.Record]
 ) -> None:
     # An idle worker asks after each claim. Planned for each call it took 1.2-2.1 ms,
-    # with its plan made once 0.2-0.6 ms: one seek per (queue, task, lane) whatever the
-    # parameters, so the plan made for any serves them all, unanalyzed tables included.
+    # with its plan made once 0.2-0.6 ms. That plan seeks, whatever the parameters and
+    # however many jobs are queued: `test_wakeup_plans` reads its rows.
     asks = [([], ["noop"]), ([], None), (["elsewhere"], None), ([], ["other"])] * 2
     store = PostgresStore(settings)
     try:
@@ -172,12 +172,10 @@ async def test_the_next_wakeup_is_planned_once_on_the_claims_session(
             plans = await connection.fetchrow(PLANS_KEPT, "%WITH RECURSIVE queues%full_lanes%")
     finally:
         await store.close()
-    read = await rows_read(filled, queries.NEXT_WAKEUP, None, ["noop"])
 
     assert due == [T0, T0, None, None] * 2
     assert plans is not None
     assert (plans["custom_plans"], plans["generic_plans"]) == (0, len(asks))
-    assert read["jobs"] <= 2  # seeks, not the 30,000 queued jobs
 
 
 async def test_a_feed_batch_reads_its_events_jobs_not_the_table(
