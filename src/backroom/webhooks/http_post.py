@@ -197,7 +197,6 @@ class HttpPoster:
         self._keep, self._keep_total, self._idle_ms = keep, keep_total, idle_ms
         # Idle connections by origin, the most recently used last, with when each went idle.
         self._idle: dict[Origin, list[tuple[int, _Connection]]] = {}
-        self._idle_count = 0
 
     async def post(
         self, origin: Origin, path: str, headers: Iterable[tuple[str, str]], body: bytes
@@ -213,6 +212,11 @@ class HttpPoster:
         connection = await self._connect(origin)
         return self._after(origin, connection, await connection.exchange(request))
 
+    @property
+    def _idle_count(self) -> int:
+        """How many idle connections are kept, to every origin."""
+        return sum(len(idle) for idle in self._idle.values())
+
     def kept(self, origin: Origin) -> int:
         """How many idle connections to `origin` are kept open."""
         return sum(connection.open for _, connection in self._idle.get(origin, ()))
@@ -226,7 +230,6 @@ class HttpPoster:
         idle, fresh_since = self._idle.get(origin), self._clock.now() - self._idle_ms
         while idle:
             since, connection = idle.pop()
-            self._idle_count -= 1
             if connection.open and since >= fresh_since:
                 return connection
             connection.close()
@@ -245,7 +248,6 @@ class HttpPoster:
             and self._idle_count < self._keep_total
         ):
             idle.append((now, connection))
-            self._idle_count += 1
         else:
             connection.close()
         return answer
@@ -263,7 +265,6 @@ class HttpPoster:
                 self._idle[origin] = kept
             else:
                 del self._idle[origin]
-        self._idle_count = sum(len(idle) for idle in self._idle.values())
 
     async def _connect(self, origin: Origin) -> _Connection:
         loop = asyncio.get_running_loop()
