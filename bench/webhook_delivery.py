@@ -13,7 +13,8 @@ file; PostgreSQL: a scratch database, dropped after):
   from the first request received to the last, and the job-finished to received latency
   (which here includes waiting behind the whole backlog);
 - paced: `--paced` jobs submitted one at a time at `--rate` per second to the idle,
-  running worker; the job-finished to received latency a receiver sees in steady state.
+  running worker; the job-finished to received latency a receiver sees in steady state
+  (`--paced 0`: no paced phase).
 Latency is the job's stored `finished_at` (ms) against the receiver's wall clock at the
 request's last byte: one machine, one clock, so it is good to about a millisecond.
 """
@@ -167,8 +168,10 @@ async def run(url: str, args: argparse.Namespace) -> list[Phase]:
             running = asyncio.create_task(hooks.alongside(worker.run()))
             try:
                 phases = [await measure(app, receiver, burst_ids, "burst")]
-                paced_ids = await paced(app, args.paced, args.rate)
-                phases.append(await measure(app, receiver, paced_ids, f"paced {args.rate:g}/s"))
+                if args.paced > 0:
+                    paced_ids = await paced(app, args.paced, args.rate)
+                    phase = await measure(app, receiver, paced_ids, f"paced {args.rate:g}/s")
+                    phases.append(phase)
             finally:
                 worker.stop()
                 await running
